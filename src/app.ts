@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify'
+import type { Kysely } from 'kysely'
+import { appsServiceFactory } from './apps/apps-service.js'
+import type { PlatformClock } from './clock/clock.js'
+import type { Config } from './config.js'
+import type { DB } from './db/schema.js'
+import { registerAuth } from './http/auth.js'
+import { ErrorBody, registerErrorHandling } from './http/errors.js'
+import { SECURITY_SCHEMES } from './http/openapi.js'
+import { identityServiceFactory } from './identity/identity-service.js'
+import { meRoutes } from './identity/me-routes.js'
+import { sandboxRoutes } from './sandbox/sandbox-routes.js'
+import { systemRoutes } from './system/system-routes.js'
+
+export const VERSION = '0.1.0'
+export const BODY_LIMIT = 1024 * 1024
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
+/** One log line a request, when it completes, with the route pattern rather than the raw URL. */
+class RequestLog extends LogController {
+  override incomingRequest(): void {}
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const line = {
+      method: request.method,
+      route: request.routeOptions.url ?? 'unmatched',
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 10) / 10,
+    }
+    if (error) reply.log.error({ ...line, err: error }, 'request errored')
+    else reply.log.info(line, 'request completed')
+  }
+}
+
+export interface AppDeps {
+  db: Kysely<DB>
+  clock: PlatformClock
+  config: Pick<Config, 'mode' | 'adminToken' | 'logLevel' | 'publicUrl' | 'tokenTtlSeconds'>
+  /** Encrypts wallet seeds held by the platform. */
+  secretKey: Buffer
+  /** Readiness probe of the database. */
+  ping: () => Promise<void>
+  /** Where log lines go (standard output when absent). */
+  logStream?: { write(line: string): void }
+}
+
+/** Builds the whole HTTP application from its dependencies; listening is the caller's business. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { db, clock, config, secretKey } = deps
+
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      redact: { paths: ['req.headers.authorization', 'req.headers["x-admin-token"]'], censor: '[redacted]' },
+      ...(deps.logStream === undefined ? {} : { stream: deps.logStream }),
+    },
+    bodyLimit: BODY_LIMIT,
+    logController: new RequestLog(),
+    genReqId: (request: IncomingMessage) => {
+      const given = request.headers['x-request-id']
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
+    },
+    routerOptions: { maxParamLength: 200 },
+  })
+  app.setValidatorCompiler(TypeBoxValidatorCompiler)
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+  })
+
+  // An empty body with a JSON content type is "no payload" (approve and cancel are sent that way), not an error.
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (request, body, done) => {
+    if (body === '') return done(null, undefined)
+    parseJson(request, body as string, done)
+  })
+
+  registerErrorHandling(app)
+  app.addSchema(ErrorBody)
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Plinth Platform API',
+        version: VERSION,
+        description:
+          'The server API of the app platform (`/v2`), its Horizon-style ledger and, in sandbox mode, the sandbox API. ' +
+          'Errors answer `{"error": code, "error_message": text}`; see docs/errors.md for every code.',
+      },
+      servers: [{ url: config.publicUrl }],
+      components: { securitySchemes: SECURITY_SCHEMES },
+    },
+  })
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } })
+
+  const apps = appsServiceFactory({ db, clock })
+  const identity = identityServiceFactory({ db, clock, secretKey, defaultTokenTtlSeconds: config.tokenTtlSeconds })
+
+  registerAuth(app, {
+    adminToken: config.adminToken,
+    authenticator: { verifyApiKey: apps.verifyApiKey, verifyAccessToken: identity.verifyAccessToken },
+  })
+
+  systemRoutes(app, { ping: deps.ping })
+  meRoutes(app, { identity })
+  if (config.mode === 'sandbox') {
+    sandboxRoutes(app, { apps, identity, clock, maxTokenTtlSeconds: 30 * 86_400 })
+  }
+
+  return app
+}

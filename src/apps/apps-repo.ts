@@ -1,0 +1,43 @@
+import type { Kysely } from 'kysely'
+import type { AppsTable, DB } from '../db/schema.js'
+
+export type AppRow = AppsTable
+
+export function appsRepo(db: Kysely<DB>) {
+  return {
+    async insertApp(row: AppRow): Promise<void> {
+      await db.insertInto('apps').values(row).execute()
+    },
+
+    async findApp(appId: string): Promise<AppRow | undefined> {
+      return db.selectFrom('apps').selectAll().where('id', '=', appId).executeTakeFirst()
+    },
+
+    async insertKey(row: { id: string; app_id: string; key_hash: string; key_prefix: string; created_at: Date }): Promise<void> {
+      await db.insertInto('api_keys').values(row).execute()
+    },
+
+    /** Revokes the key if it is still active; answers the key as it now stands. */
+    async revokeKey(appId: string, keyId: string, at: Date): Promise<{ id: string; revoked_at: Date | null } | undefined> {
+      await db
+        .updateTable('api_keys')
+        .set({ revoked_at: at })
+        .where('id', '=', keyId)
+        .where('app_id', '=', appId)
+        .where('revoked_at', 'is', null)
+        .execute()
+      return db.selectFrom('api_keys').select(['id', 'revoked_at']).where('id', '=', keyId).where('app_id', '=', appId).executeTakeFirst()
+    },
+
+    async findActiveKeyByHash(keyHash: string): Promise<{ id: string; app_id: string; key_hash: string } | undefined> {
+      return db
+        .selectFrom('api_keys')
+        .select(['id', 'app_id', 'key_hash'])
+        .where('key_hash', '=', keyHash)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst()
+    },
+  }
+}
+
+export type AppsRepo = ReturnType<typeof appsRepo>

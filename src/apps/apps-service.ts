@@ -1,0 +1,90 @@
+import type { Kysely } from 'kysely'
+import type { Clock } from '../clock/clock.js'
+import type { DB } from '../db/schema.js'
+import { inTransaction } from '../db/transaction.js'
+import type { KeyPrincipal } from '../http/auth.js'
+import { ApiError } from '../http/errors.js'
+import { newWallet, type Wallet } from '../ledger/keys.js'
+import { constantTimeEqual, newId, newSecret, sha256Hex } from '../lib/crypto.js'
+import { type AppRow, type AppsRepo, appsRepo as makeAppsRepo } from './apps-repo.js'
+
+export type AppNetwork = AppRow['network']
+export const APP_NETWORKS: readonly AppNetwork[] = ['Pi Testnet', 'Pi Network']
+
+export interface CreatedApp {
+  app: AppRow
+  /** Shown once; the app's first server API key. */
+  apiKey: string
+  keyId: string
+  /** Shown once; the platform keeps only the address. */
+  wallet: Wallet
+}
+
+const KEY_PREFIX_LENGTH = 8
+
+export function appsServiceFactory(deps: { db: Kysely<DB>; clock: Clock }) {
+  const { db, clock } = deps
+  const appsRepo = makeAppsRepo(db)
+
+  async function issueKey(repo: AppsRepo, appId: string): Promise<{ keyId: string; apiKey: string }> {
+    const apiKey = newSecret()
+    const keyId = newId('key')
+    await repo.insertKey({
+      id: keyId,
+      app_id: appId,
+      key_hash: sha256Hex(apiKey),
+      key_prefix: apiKey.slice(0, KEY_PREFIX_LENGTH),
+      created_at: clock.now(),
+    })
+    return { keyId, apiKey }
+  }
+
+  async function requireApp(appId: string): Promise<AppRow> {
+    const app = await appsRepo.findApp(appId)
+    if (app === undefined) throw new ApiError('app_not_found', `No app with id ${appId}.`)
+    return app
+  }
+
+  return {
+    requireApp,
+
+    /** Creates an app with a fresh wallet and its first server API key, atomically. */
+    async createApp(input: { name: string; network: AppNetwork }): Promise<CreatedApp> {
+      const wallet = newWallet()
+      const app: AppRow = {
+        id: newId('app'),
+        name: input.name,
+        network: input.network,
+        wallet_address: wallet.address,
+        created_at: clock.now(),
+      }
+      const { keyId, apiKey } = await inTransaction(db, async (trx) => {
+        const repo = makeAppsRepo(trx)
+        await repo.insertApp(app)
+        return issueKey(repo, app.id)
+      })
+      return { app, apiKey, keyId, wallet }
+    },
+
+    async createKey(appId: string): Promise<{ keyId: string; apiKey: string }> {
+      await requireApp(appId)
+      return issueKey(appsRepo, appId)
+    },
+
+    /** Idempotent: revoking a revoked key answers when it was revoked. */
+    async revokeKey(appId: string, keyId: string): Promise<{ keyId: string; revokedAt: Date }> {
+      const key = await appsRepo.revokeKey(appId, keyId, clock.now())
+      if (key?.revoked_at == null) throw new ApiError('key_not_found', `App ${appId} has no key ${keyId}.`)
+      return { keyId: key.id, revokedAt: key.revoked_at }
+    },
+
+    async verifyApiKey(apiKey: string): Promise<KeyPrincipal | undefined> {
+      const hash = sha256Hex(apiKey)
+      const key = await appsRepo.findActiveKeyByHash(hash)
+      if (key === undefined || !constantTimeEqual(key.key_hash, hash)) return undefined
+      return { kind: 'key', appId: key.app_id, keyId: key.id }
+    },
+  }
+}
+
+export type AppsService = ReturnType<typeof appsServiceFactory>

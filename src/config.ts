@@ -1,0 +1,129 @@
+import { isAbsolute, resolve } from 'node:path'
+
+export type Mode = 'sandbox' | 'production'
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+
+export interface Config {
+  port: number
+  host: string
+  /** Base URL clients see, without a trailing slash. */
+  publicUrl: string
+  /** `memory`, or an absolute directory for the embedded database. Ignored when databaseUrl is set. */
+  dataDir: string
+  databaseUrl: string | undefined
+  /** Schema to use on the PostgreSQL server; created if missing. */
+  databaseSchema: string | undefined
+  databasePoolSize: number
+  mode: Mode
+  adminToken: string | undefined
+  logLevel: LogLevel
+  /** 32-byte key that encrypts wallet seeds held by the platform. */
+  secretKey: Buffer | undefined
+  /** Default lifetime of an access token issued by the sandbox, in seconds. */
+  tokenTtlSeconds: number
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`)
+  const value = Number(raw)
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`)
+  return value
+}
+
+function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const raw = env[name]
+  return raw === undefined || raw === '' ? undefined : raw
+}
+
+/**
+ * Reads and validates the whole configuration once, at start. Every problem is a
+ * ConfigError naming the variable, so a wrong setting stops the process before it listens.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535)
+  const host = optional(env, 'HOST') ?? '127.0.0.1'
+
+  const rawUrl = optional(env, 'PLINTH_PUBLIC_URL')
+  let publicUrl: string
+  if (rawUrl === undefined) {
+    const shownHost = host.includes(':') ? `[${host}]` : host
+    publicUrl = `http://${shownHost === '0.0.0.0' ? '127.0.0.1' : shownHost}:${port}`
+  } else {
+    let parsed: URL
+    try {
+      parsed = new URL(rawUrl)
+    } catch {
+      throw new ConfigError(`PLINTH_PUBLIC_URL must be an absolute http(s) URL, got "${rawUrl}"`)
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+      throw new ConfigError(`PLINTH_PUBLIC_URL must use http or https, got "${parsed.protocol}"`)
+    }
+    publicUrl = rawUrl.replace(/\/+$/, '')
+  }
+
+  const rawDir = optional(env, 'PLINTH_DATA_DIR') ?? './.plinth'
+  const dataDir = rawDir === 'memory' ? 'memory' : isAbsolute(rawDir) ? rawDir : resolve(cwd, rawDir)
+
+  const databaseUrl = optional(env, 'DATABASE_URL')
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL')
+  }
+  const databaseSchema = optional(env, 'PLINTH_DB_SCHEMA')
+  if (databaseSchema !== undefined && !SCHEMA_NAME.test(databaseSchema)) {
+    throw new ConfigError('PLINTH_DB_SCHEMA must be a lower-case SQL identifier ([a-z_][a-z0-9_]*, at most 63 characters)')
+  }
+
+  const mode = optional(env, 'PLINTH_MODE') ?? 'sandbox'
+  if (mode !== 'sandbox' && mode !== 'production') {
+    throw new ConfigError(`PLINTH_MODE must be "sandbox" or "production", got "${mode}"`)
+  }
+
+  const adminToken = optional(env, 'PLINTH_ADMIN_TOKEN')
+  if (adminToken !== undefined && adminToken.length < 16) {
+    throw new ConfigError('PLINTH_ADMIN_TOKEN must be at least 16 characters long')
+  }
+
+  const logLevel = (optional(env, 'LOG_LEVEL') ?? 'info') as LogLevel
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`)
+  }
+
+  const rawSecret = optional(env, 'PLINTH_SECRET_KEY')
+  let secretKey: Buffer | undefined
+  if (rawSecret !== undefined) {
+    secretKey = /^[0-9a-fA-F]{64}$/.test(rawSecret) ? Buffer.from(rawSecret, 'hex') : Buffer.from(rawSecret, 'base64url')
+    if (secretKey.length !== 32) {
+      throw new ConfigError('PLINTH_SECRET_KEY must be 32 bytes, as 64 hex characters or 43 base64url characters')
+    }
+  }
+  if (databaseUrl !== undefined && secretKey === undefined) {
+    throw new ConfigError(
+      'PLINTH_SECRET_KEY is required with DATABASE_URL: every process sharing the database must encrypt wallet seeds with the same key ' +
+        "(make one with: node -e \"console.log(require('crypto').randomBytes(32).toString('hex'))\")",
+    )
+  }
+
+  return {
+    port,
+    host,
+    publicUrl,
+    dataDir,
+    databaseUrl,
+    databaseSchema,
+    databasePoolSize: integer(env, 'PLINTH_DB_POOL_SIZE', 10, 1, 200),
+    mode,
+    adminToken,
+    logLevel,
+    secretKey,
+    tokenTtlSeconds: integer(env, 'PLINTH_TOKEN_TTL_SECONDS', 86_400, 1, 30 * 86_400),
+  }
+}

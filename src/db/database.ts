@@ -1,0 +1,90 @@
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { PGlite } from '@electric-sql/pglite'
+import { Kysely, PostgresDialect, sql } from 'kysely'
+import pg from 'pg'
+import { migrateToLatest } from './migrate.js'
+import { PGliteDialect } from './pglite-dialect.js'
+import type { DB } from './schema.js'
+
+export type DatabaseKind = 'pglite' | 'postgres'
+
+export interface Database {
+  db: Kysely<DB>
+  kind: DatabaseKind
+  /** Resolves when a trivial query round-trips. */
+  ping(): Promise<void>
+  close(): Promise<void>
+}
+
+export interface DatabaseOptions {
+  /** PostgreSQL server URL; when absent, the embedded database is used. */
+  databaseUrl?: string | undefined
+  /** Schema on the PostgreSQL server (created if missing). */
+  schema?: string | undefined
+  /** `memory` or a directory, for the embedded database. */
+  dataDir?: string
+  poolSize?: number
+}
+
+const INT8_OID = 20
+
+/** Opens the database the configuration names and applies every pending migration. */
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  const database = options.databaseUrl === undefined ? openPGlite(options.dataDir ?? 'memory') : await openPostgres(options)
+  try {
+    await migrateToLatest(database.db as Kysely<unknown>, options.schema)
+  } catch (error) {
+    await database.close()
+    throw error
+  }
+  return database
+}
+
+/** The database files live in `<dataDir>/pgdata`, so the data directory can hold other files (the secret key). */
+function openPGlite(dataDir: string): Database {
+  let pgdata: string | undefined
+  if (dataDir !== 'memory') {
+    pgdata = join(dataDir, 'pgdata')
+    mkdirSync(pgdata, { recursive: true, mode: 0o700 })
+  }
+  const pglite = new PGlite(pgdata)
+  const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) })
+  return wrap(db, 'pglite')
+}
+
+async function openPostgres(options: DatabaseOptions): Promise<Database> {
+  const { databaseUrl, schema } = options
+  if (schema !== undefined) {
+    const client = new pg.Client({ connectionString: databaseUrl })
+    await client.connect()
+    try {
+      await client.query(`create schema if not exists "${schema}"`)
+    } finally {
+      await client.end()
+    }
+  }
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: options.poolSize ?? 10,
+    // Counts and other int8 values fit a JS number in this schema; read them as numbers, as PGlite does.
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+    ...(schema === undefined ? {} : { options: `-c search_path="${schema}"` }),
+  })
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
+  return wrap(db, 'postgres')
+}
+
+function wrap(db: Kysely<DB>, kind: DatabaseKind): Database {
+  return {
+    db,
+    kind,
+    async ping() {
+      await sql`select 1`.execute(db)
+    },
+    close: () => db.destroy(),
+  }
+}

@@ -1,0 +1,24 @@
+import { type Kysely, type Migration, type MigrationResultSet, Migrator } from 'kysely'
+import * as identity from './migrations/0001-identity.js'
+
+/** Ordered migrations. A new migration is a new file here, never an edit of an applied one. */
+const MIGRATIONS: Record<string, Migration> = {
+  '0001-identity': identity,
+}
+
+/**
+ * Brings the schema up to date. Safe to run from several processes at once: Kysely holds
+ * an advisory lock while it migrates.
+ */
+export async function migrateToLatest(db: Kysely<unknown>, schema: string | undefined): Promise<MigrationResultSet> {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => MIGRATIONS },
+    ...(schema === undefined ? {} : { migrationTableSchema: schema }),
+  })
+  const result = await migrator.migrateToLatest()
+  if (result.error !== undefined) {
+    throw result.error instanceof Error ? result.error : new Error(String(result.error))
+  }
+  return result
+}

@@ -1,0 +1,122 @@
+import type { FastifyError, FastifyInstance } from 'fastify'
+import { type Static, Type } from 'typebox'
+
+/**
+ * The closed vocabulary of error codes and the HTTP status each one carries. Codes the
+ * live platform and its SDKs know keep their names (`payment_not_found`, `unknown_error`,
+ * `invalid_arguments`, …); docs/errors.md lists them all.
+ */
+export const ERROR_STATUS = {
+  invalid_arguments: 400,
+  invalid_json: 400,
+  bad_request: 400,
+  missing_authorization: 401,
+  wrong_authorization_scheme: 401,
+  invalid_api_key: 401,
+  invalid_access_token: 401,
+  token_expired: 401,
+  invalid_admin_token: 401,
+  not_found: 404,
+  app_not_found: 404,
+  user_not_found: 404,
+  key_not_found: 404,
+  token_not_found: 404,
+  username_taken: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  unknown_error: 500,
+  service_unavailable: 503,
+} as const
+
+export type ErrorCode = keyof typeof ERROR_STATUS
+
+export class ApiError extends Error {
+  override name = 'ApiError'
+  readonly statusCode: number
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    /** Extra body fields some errors carry (for example `payment` on `ongoing_payment_found`). */
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message)
+    this.statusCode = ERROR_STATUS[code]
+  }
+
+  toBody(): ErrorBodyType {
+    return { ...this.extra, error: this.code, error_message: this.message }
+  }
+}
+
+export const ErrorBody = Type.Object(
+  {
+    error: Type.String({ description: 'Machine-readable error code' }),
+    error_message: Type.String({ description: 'Human-readable explanation' }),
+  },
+  { $id: 'ErrorBody', additionalProperties: true, description: 'The platform error shape' },
+)
+export type ErrorBodyType = Static<typeof ErrorBody>
+
+/** Response schemas for the error statuses a route can answer, for validation-free serialisation and the OpenAPI document. */
+export function errorResponses(...statuses: number[]): Record<number, typeof ErrorBody> {
+  const out: Record<number, typeof ErrorBody> = {}
+  for (const status of [400, 500, ...statuses]) out[status] = ErrorBody
+  return out
+}
+
+const FRAMEWORK_ERRORS: Record<string, ErrorCode> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_json',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_json',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+  FST_ERR_CTP_INVALID_TYPE: 'unsupported_media_type',
+}
+
+const MESSAGES: Partial<Record<ErrorCode, string>> = {
+  invalid_json: 'The request body is not valid JSON.',
+  payload_too_large: 'The request body is larger than the 1 MiB limit.',
+  unsupported_media_type: 'Send request bodies as application/json.',
+}
+
+/** Turns anything thrown into the documented body shape; the unexpected becomes a logged 500. */
+export function toApiError(error: FastifyError | ApiError | Error): { error: ApiError; unexpected: boolean } {
+  if (error instanceof ApiError) return { error, unexpected: false }
+  const fastifyError = error as FastifyError
+  if (fastifyError.validation !== undefined) {
+    return { error: new ApiError('invalid_arguments', fastifyError.message), unexpected: false }
+  }
+  const code = fastifyError.code === undefined ? undefined : FRAMEWORK_ERRORS[fastifyError.code]
+  if (code !== undefined) return { error: new ApiError(code, MESSAGES[code] ?? fastifyError.message), unexpected: false }
+  const status = fastifyError.statusCode
+  if (status !== undefined && status >= 400 && status < 500) {
+    // Other client errors raised by the framework (bad Content-Length, proto poisoning, …).
+    return {
+      error: new ApiError('bad_request', fastifyError.message || 'The request could not be understood.'),
+      unexpected: false,
+    }
+  }
+  return { error: new ApiError('unknown_error', 'An unexpected error occurred.'), unexpected: true }
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((thrown: FastifyError, request, reply) => {
+    const { error, unexpected } = toApiError(thrown)
+    if (unexpected) {
+      request.log.error({ err: thrown }, 'unexpected error')
+      error.extra.request_id = request.id
+    } else if (error.statusCode >= 500) {
+      request.log.warn({ code: error.code }, error.message)
+    }
+    if (error.code === 'payload_too_large' || error.code === 'unsupported_media_type') {
+      // The body was not read to the end; don't keep the connection for another request.
+      reply.header('connection', 'close')
+    }
+    return reply.code(error.statusCode).type('application/json; charset=utf-8').send(error.toBody())
+  })
+
+  app.setNotFoundHandler((request, reply) => {
+    const error = new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}`.slice(0, 300))
+    return reply.code(404).send(error.toBody())
+  })
+}

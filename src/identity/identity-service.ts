@@ -1,0 +1,131 @@
+import type { Kysely } from 'kysely'
+import type { Clock } from '../clock/clock.js'
+import type { DB } from '../db/schema.js'
+import { inTransaction } from '../db/transaction.js'
+import type { TokenCheck, TokenPrincipal } from '../http/auth.js'
+import { ApiError } from '../http/errors.js'
+import { newWallet, type Wallet } from '../ledger/keys.js'
+import { constantTimeEqual, encryptSecret, newId, newSecret, newUid, sha256Hex } from '../lib/crypto.js'
+import { identityRepo } from './identity-repo.js'
+import { normalizeScopes } from './scopes.js'
+
+export interface UserDTO {
+  uid: string
+  credentials: {
+    scopes: string[]
+    valid_until: { timestamp: number; iso8601: string }
+  }
+  username?: string
+}
+
+export interface Authenticated {
+  accessToken: string
+  user: { uid: string; username?: string }
+  expiresAt: Date
+}
+
+/** Context bound into the sealed seed, so a sealed value cannot be moved to another user. */
+export const seedContext = (userId: string): string => `user-wallet:${userId}`
+
+export function identityServiceFactory(deps: { db: Kysely<DB>; clock: Clock; secretKey: Buffer; defaultTokenTtlSeconds: number }) {
+  const { db, clock, secretKey, defaultTokenTtlSeconds } = deps
+  const repo = identityRepo(db)
+
+  return {
+    async createUser(username: string): Promise<{ userId: string; username: string; wallet: Wallet; createdAt: Date }> {
+      const wallet = newWallet()
+      const userId = newId('usr')
+      const createdAt = clock.now()
+      const inserted = await repo.insertUser({
+        id: userId,
+        username,
+        username_key: username.toLowerCase(),
+        wallet_address: wallet.address,
+        wallet_seed_enc: encryptSecret(secretKey, wallet.seed, seedContext(userId)),
+        created_at: createdAt,
+      })
+      if (!inserted) throw new ApiError('username_taken', `The username "${username}" is already taken.`)
+      return { userId, username, wallet, createdAt }
+    },
+
+    /**
+     * What the client SDK's authenticate does once the user accepted the consent dialog:
+     * record the consent and issue an access token for exactly the scopes asked for.
+     */
+    async authenticate(input: {
+      appId: string
+      userId: string
+      scopes: readonly string[]
+      expiresInSeconds?: number | undefined
+    }): Promise<Authenticated> {
+      const user = await repo.findUser(input.userId)
+      if (user === undefined) throw new ApiError('user_not_found', `No user with id ${input.userId}.`)
+      const scopes = normalizeScopes(input.scopes)
+      const now = clock.now()
+      const ttl = input.expiresInSeconds ?? defaultTokenTtlSeconds
+      // Whole seconds, so valid_until.timestamp and .iso8601 name the same instant exactly.
+      const expiresAt = new Date((Math.floor(now.getTime() / 1000) + ttl) * 1000)
+      const accessToken = newSecret()
+
+      const uid = await inTransaction(db, async (trx) => {
+        const txRepo = identityRepo(trx)
+        const consent = await txRepo.grantConsent({ appId: input.appId, userId: user.id, newUid: newUid(), scopes, at: now })
+        await txRepo.insertToken({
+          id: newId('tok'),
+          token_hash: sha256Hex(accessToken),
+          app_id: input.appId,
+          user_id: user.id,
+          scopes,
+          created_at: now,
+          expires_at: expiresAt,
+        })
+        return consent.uid
+      })
+      return {
+        accessToken,
+        expiresAt,
+        user: scopes.includes('username') ? { uid, username: user.username } : { uid },
+      }
+    },
+
+    async verifyAccessToken(token: string): Promise<TokenCheck> {
+      const hash = sha256Hex(token)
+      const row = await repo.findTokenByHash(hash)
+      if (row === undefined || row.revoked_at !== null || !constantTimeEqual(row.token_hash, hash)) return undefined
+      if (row.expires_at.getTime() <= clock.now().getTime()) return 'expired'
+      return {
+        kind: 'token',
+        tokenId: row.id,
+        appId: row.app_id,
+        userId: row.user_id,
+        uid: row.uid,
+        username: row.username,
+        scopes: row.scopes,
+        expiresAt: row.expires_at,
+      }
+    },
+
+    async revokeAccessToken(token: string): Promise<void> {
+      const found = await repo.revokeTokenByHash(sha256Hex(token), clock.now())
+      if (!found) throw new ApiError('token_not_found', 'No such access token.')
+    },
+
+    /** The UserDTO: only what the user consented to share with this app. */
+    me(principal: TokenPrincipal): UserDTO {
+      const dto: UserDTO = {
+        uid: principal.uid,
+        credentials: {
+          scopes: principal.scopes,
+          valid_until: {
+            timestamp: Math.floor(principal.expiresAt.getTime() / 1000),
+            iso8601: principal.expiresAt.toISOString(),
+          },
+        },
+      }
+      if (principal.scopes.includes('username')) dto.username = principal.username
+      return dto
+    },
+  }
+}
+
+export type IdentityService = ReturnType<typeof identityServiceFactory>

@@ -1,0 +1,58 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
+
+/**
+ * The one source of randomness and hashing for ids, keys and tokens.
+ *
+ * Keys and tokens carry 256 bits from the CSPRNG. They are looked up by their SHA-256
+ * digest: a fast hash is the right tool for secrets with that much entropy (there is
+ * nothing to brute-force), and it keeps verification cheap on every request.
+ */
+
+/** A prefixed opaque id such as `app_4f0c…` (128 random bits, hex). */
+export function newId(prefix: string): string {
+  return `${prefix}_${randomBytes(16).toString('hex')}`
+}
+
+/** An app-scoped user id: a random UUID, as the live platform's uids look. */
+export function newUid(): string {
+  return randomUUID()
+}
+
+/** A secret credential: 32 random bytes, base64url (43 characters). */
+export function newSecret(): string {
+  return randomBytes(32).toString('base64url')
+}
+
+export function sha256Hex(value: string): string {
+  return createHash('sha256').update(value, 'utf8').digest('hex')
+}
+
+/** Compares two strings without leaking where they differ. */
+export function constantTimeEqual(a: string, b: string): boolean {
+  const left = createHash('sha256').update(a, 'utf8').digest()
+  const right = createHash('sha256').update(b, 'utf8').digest()
+  return timingSafeEqual(left, right)
+}
+
+const IV_BYTES = 12
+const TAG_BYTES = 16
+
+/** AES-256-GCM, output `v1.<iv>.<tag>.<ciphertext>` in base64url; `context` is bound as associated data. */
+export function encryptSecret(key: Buffer, plaintext: string, context: string): string {
+  const iv = randomBytes(IV_BYTES)
+  const cipher = createCipheriv('aes-256-gcm', key, iv)
+  cipher.setAAD(Buffer.from(context, 'utf8'))
+  const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()])
+  return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), body.toString('base64url')].join('.')
+}
+
+export function decryptSecret(key: Buffer, sealed: string, context: string): string {
+  const [version, iv, tag, body] = sealed.split('.')
+  if (version !== 'v1' || iv === undefined || tag === undefined || body === undefined) {
+    throw new Error('unknown sealed secret format')
+  }
+  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'), { authTagLength: TAG_BYTES })
+  decipher.setAAD(Buffer.from(context, 'utf8'))
+  decipher.setAuthTag(Buffer.from(tag, 'base64url'))
+  return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8')
+}

@@ -1,0 +1,47 @@
+import type { Kysely } from 'kysely'
+import { appsServiceFactory } from '../apps/apps-service.js'
+import type { Clock } from '../clock/clock.js'
+import type { DB } from '../db/schema.js'
+import { identityServiceFactory } from '../identity/identity-service.js'
+
+export interface DemoInfo {
+  appId: string
+  appName: string
+  userId: string
+  username: string
+  /** Present only on the start that created the demo: keys are shown once. */
+  apiKey?: string
+}
+
+const DEMO_KEY = 'demo'
+
+/**
+ * Creates the demo app and demo user on the platform's first start, all or nothing. Later
+ * starts (and other processes starting at the same time) find the record and create nothing.
+ */
+export async function seedDemo(db: Kysely<DB>, deps: { clock: Clock; secretKey: Buffer }): Promise<DemoInfo> {
+  return db.transaction().execute(async (trx) => {
+    const claimed = await trx
+      .insertInto('platform_meta')
+      .values({ key: DEMO_KEY, value: '' })
+      .onConflict((oc) => oc.column('key').doNothing())
+      .returning('key')
+      .executeTakeFirst()
+    if (claimed === undefined) {
+      const row = await trx.selectFrom('platform_meta').select('value').where('key', '=', DEMO_KEY).executeTakeFirstOrThrow()
+      return JSON.parse(row.value) as DemoInfo
+    }
+
+    const apps = appsServiceFactory({ db: trx, clock: deps.clock })
+    const identity = identityServiceFactory({ db: trx, clock: deps.clock, secretKey: deps.secretKey, defaultTokenTtlSeconds: 3600 })
+    const app = await apps.createApp({ name: 'Demo Shop', network: 'Pi Testnet' })
+    const user = await identity.createUser('demo_pioneer')
+    const info: DemoInfo = { appId: app.app.id, appName: app.app.name, userId: user.userId, username: user.username }
+    await trx
+      .updateTable('platform_meta')
+      .set({ value: JSON.stringify(info) })
+      .where('key', '=', DEMO_KEY)
+      .execute()
+    return { ...info, apiKey: app.apiKey }
+  })
+}

@@ -1,0 +1,241 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import type { AppsService } from '../apps/apps-service.js'
+import type { PlatformClock } from '../clock/clock.js'
+import { errorResponses } from '../http/errors.js'
+import { ADMIN_SECURITY } from '../http/openapi.js'
+import type { IdentityService } from '../identity/identity-service.js'
+import { SCOPES } from '../identity/scopes.js'
+
+const Id = (description: string) => Type.String({ minLength: 1, maxLength: 64, description })
+const WalletSchema = Type.Object({
+  address: Type.String({ description: 'Public key (G…), the ledger account' }),
+  seed: Type.String({ description: 'Secret seed (S…); shown once' }),
+})
+const NetworkSchema = Type.Union([Type.Literal('Pi Testnet'), Type.Literal('Pi Network')])
+const Username = Type.String({
+  minLength: 3,
+  maxLength: 32,
+  pattern: '^[A-Za-z0-9_]+$',
+  description: '3 to 32 letters, digits or underscores; unique regardless of case',
+})
+const AccessTokenString = Type.String({ minLength: 1, maxLength: 512 })
+const ClockSchema = Type.Object({
+  now: Type.String({ description: 'Platform time, ISO 8601 UTC' }),
+  timestamp: Type.Number({ description: 'Platform time, Unix time in seconds' }),
+  offset_seconds: Type.Number({ description: 'How far the platform clock is ahead of the wall clock' }),
+})
+const MAX_ADVANCE_SECONDS = 10 * 366 * 86_400
+
+export interface SandboxDeps {
+  apps: AppsService
+  identity: IdentityService
+  clock: PlatformClock
+  maxTokenTtlSeconds: number
+}
+
+/** The platform side for developers and tests: act as the platform and as the user. Absent in production mode. */
+export function sandboxRoutes(app: FastifyInstance, deps: SandboxDeps): void {
+  const { apps, identity, clock } = deps
+  const r = app.withTypeProvider<TypeBoxTypeProvider>()
+  const common = { tags: ['Sandbox'], security: ADMIN_SECURITY }
+  const config = { auth: 'admin' as const }
+
+  r.post(
+    '/sandbox/apps',
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: 'sandboxCreateApp',
+        summary: 'Create an app with a funded wallet and a first server API key',
+        body: Type.Object({
+          name: Type.String({ minLength: 1, maxLength: 100 }),
+          network: Type.Optional(NetworkSchema),
+        }),
+        response: {
+          201: Type.Object({
+            app_id: Type.String(),
+            name: Type.String(),
+            network: NetworkSchema,
+            api_key: Type.String({ description: 'Server API key; shown once' }),
+            key_id: Type.String(),
+            wallet: WalletSchema,
+          }),
+          ...errorResponses(401),
+        },
+      },
+    },
+    async (request, reply) => {
+      const created = await apps.createApp({ name: request.body.name, network: request.body.network ?? 'Pi Testnet' })
+      return reply.code(201).send({
+        app_id: created.app.id,
+        name: created.app.name,
+        network: created.app.network,
+        api_key: created.apiKey,
+        key_id: created.keyId,
+        wallet: created.wallet,
+      })
+    },
+  )
+
+  r.post(
+    '/sandbox/apps/:app_id/keys',
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: 'sandboxCreateKey',
+        summary: 'Issue another server API key for an app (for rotation)',
+        params: Type.Object({ app_id: Id('App id') }),
+        response: {
+          201: Type.Object({ key_id: Type.String(), api_key: Type.String({ description: 'Shown once' }) }),
+          ...errorResponses(401, 404),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { keyId, apiKey } = await apps.createKey(request.params.app_id)
+      return reply.code(201).send({ key_id: keyId, api_key: apiKey })
+    },
+  )
+
+  r.delete(
+    '/sandbox/apps/:app_id/keys/:key_id',
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: 'sandboxRevokeKey',
+        summary: 'Revoke a server API key (idempotent)',
+        params: Type.Object({ app_id: Id('App id'), key_id: Id('Key id') }),
+        response: {
+          200: Type.Object({ key_id: Type.String(), revoked_at: Type.String({ description: 'ISO 8601 UTC' }) }),
+          ...errorResponses(401, 404),
+        },
+      },
+    },
+    async (request) => {
+      const { keyId, revokedAt } = await apps.revokeKey(request.params.app_id, request.params.key_id)
+      return { key_id: keyId, revoked_at: revokedAt.toISOString() }
+    },
+  )
+
+  r.post(
+    '/sandbox/users',
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: 'sandboxCreateUser',
+        summary: 'Create a platform user with a wallet',
+        body: Type.Object({ username: Username }),
+        response: {
+          201: Type.Object({ user_id: Type.String(), username: Type.String(), wallet: WalletSchema }),
+          ...errorResponses(401, 409),
+        },
+      },
+    },
+    async (request, reply) => {
+      const user = await identity.createUser(request.body.username)
+      return reply.code(201).send({ user_id: user.userId, username: user.username, wallet: user.wallet })
+    },
+  )
+
+  r.post(
+    '/sandbox/apps/:app_id/authenticate',
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: 'sandboxAuthenticate',
+        summary: 'Act as the user accepting the consent dialog: record consent and issue an access token',
+        params: Type.Object({ app_id: Id('App id') }),
+        body: Type.Object({
+          user_id: Id('Platform user id'),
+          scopes: Type.Array(Type.Union(SCOPES.map((s) => Type.Literal(s))), { maxItems: 16 }),
+          expires_in: Type.Optional(
+            Type.Integer({ minimum: 1, maximum: deps.maxTokenTtlSeconds, description: 'Token lifetime in seconds' }),
+          ),
+        }),
+        response: {
+          200: Type.Object({
+            accessToken: Type.String(),
+            user: Type.Object({ uid: Type.String(), username: Type.Optional(Type.String()) }),
+            expires_at: Type.String({ description: 'ISO 8601 UTC' }),
+          }),
+          ...errorResponses(401, 404),
+        },
+      },
+    },
+    async (request) => {
+      await apps.requireApp(request.params.app_id)
+      const result = await identity.authenticate({
+        appId: request.params.app_id,
+        userId: request.body.user_id,
+        scopes: request.body.scopes,
+        expiresInSeconds: request.body.expires_in,
+      })
+      return { accessToken: result.accessToken, user: result.user, expires_at: result.expiresAt.toISOString() }
+    },
+  )
+
+  r.post(
+    '/sandbox/tokens/revoke',
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: 'sandboxRevokeToken',
+        summary: 'Revoke an access token (idempotent)',
+        body: Type.Object({ accessToken: AccessTokenString }),
+        response: { 200: Type.Object({ revoked: Type.Boolean() }), ...errorResponses(401, 404) },
+      },
+    },
+    async (request) => {
+      await identity.revokeAccessToken(request.body.accessToken)
+      return { revoked: true }
+    },
+  )
+
+  const clockBody = () => {
+    const now = clock.now()
+    return { now: now.toISOString(), timestamp: now.getTime() / 1000, offset_seconds: clock.offsetMs() / 1000 }
+  }
+
+  r.get(
+    '/sandbox/clock',
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: 'sandboxGetClock',
+        summary: 'Read the platform clock',
+        response: { 200: ClockSchema, ...errorResponses(401) },
+      },
+    },
+    async () => {
+      await clock.refresh()
+      return clockBody()
+    },
+  )
+
+  r.post(
+    '/sandbox/clock',
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: 'sandboxAdvanceClock',
+        summary: 'Move the platform clock forward for everything time-based',
+        body: Type.Object({ advance_seconds: Type.Number({ exclusiveMinimum: 0, maximum: MAX_ADVANCE_SECONDS }) }),
+        response: { 200: ClockSchema, ...errorResponses(401) },
+      },
+    },
+    async (request) => {
+      await clock.advance(request.body.advance_seconds)
+      return clockBody()
+    },
+  )
+}

@@ -1,0 +1,106 @@
+import { buildApp, VERSION } from './app.js'
+import { createPlatformClock } from './clock/clock.js'
+import { clockRepo } from './clock/clock-repo.js'
+import { type Config, ConfigError, loadConfig } from './config.js'
+import { openDatabase } from './db/database.js'
+import { resolveSecretKey } from './lib/secret-key.js'
+import { type DemoInfo, seedDemo } from './sandbox/demo-seed.js'
+
+const SHUTDOWN_GRACE_MS = 10_000
+/** How soon a clock advance made by another process is seen here (sandbox mode). */
+const CLOCK_REFRESH_MS = 1_000
+
+export async function main(): Promise<void> {
+  let config: Config
+  try {
+    config = loadConfig()
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`plinth: configuration error: ${error.message}\n`)
+      process.exit(78)
+    }
+    throw error
+  }
+
+  const startedAt = performance.now()
+  const secretKey = resolveSecretKey(config)
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    schema: config.databaseSchema,
+    dataDir: config.dataDir,
+    poolSize: config.databasePoolSize,
+  })
+  const clock = await createPlatformClock({
+    store: clockRepo(database.db),
+    refreshMs: config.mode === 'sandbox' ? CLOCK_REFRESH_MS : 0,
+  })
+  const app = await buildApp({ db: database.db, clock, config, secretKey, ping: database.ping })
+  const demo = config.mode === 'sandbox' ? await seedDemo(database.db, { clock, secretKey }) : undefined
+
+  let closing = false
+  const shutdown = (signal: string) => {
+    if (closing) return
+    closing = true
+    app.log.info({ signal }, 'shutting down: no new connections, finishing requests in flight')
+    const force = setTimeout(() => {
+      app.log.error('shutdown took too long; exiting')
+      process.exit(1)
+    }, SHUTDOWN_GRACE_MS)
+    force.unref()
+    app
+      .close()
+      .then(() => {
+        clock.stop()
+        return database.close()
+      })
+      .then(() => process.exit(0))
+      .catch((error: unknown) => {
+        app.log.error({ err: error }, 'error during shutdown')
+        process.exit(1)
+      })
+  }
+  process.on('SIGTERM', () => shutdown('SIGTERM'))
+  process.on('SIGINT', () => shutdown('SIGINT'))
+
+  await app.listen({ port: config.port, host: config.host })
+  const readyMs = Math.round(performance.now() - startedAt)
+  app.log.info({ readyMs, database: database.kind, mode: config.mode }, 'plinth ready')
+  process.stdout.write(banner(config, database.kind, demo, readyMs))
+}
+
+function banner(config: Config, kind: string, demo: DemoInfo | undefined, readyMs: number): string {
+  const url = config.publicUrl
+  const storage =
+    kind === 'postgres'
+      ? 'PostgreSQL server (DATABASE_URL)'
+      : config.dataDir === 'memory'
+        ? 'embedded PostgreSQL, in memory'
+        : `embedded PostgreSQL in ${config.dataDir}`
+  const lines = [
+    '',
+    `Plinth ${VERSION}: ${config.mode} mode, ${storage}, ready in ${readyMs} ms`,
+    `  API base URL   ${url}/v2`,
+    `  Docs           ${url}/docs   (OpenAPI: ${url}/v2/openapi.json)`,
+  ]
+  if (demo !== undefined) {
+    lines.push(`  Demo app       ${demo.appName}, app_id ${demo.appId}`)
+    lines.push(
+      demo.apiKey === undefined
+        ? `                 its first server API key was shown at first start; make another: curl -s -X POST ${url}/sandbox/apps/${demo.appId}/keys`
+        : `                 server API key ${demo.apiKey}   (shown once: save it)`,
+    )
+    lines.push(`  Demo user      ${demo.username}, user_id ${demo.userId}`)
+    lines.push('  Sign the demo user in to the demo app (what the client SDK does after the consent dialog):')
+    lines.push(
+      `    curl -s -X POST ${url}/sandbox/apps/${demo.appId}/authenticate -H 'content-type: application/json' -d '{"user_id":"${demo.userId}","scopes":["username","payments"]}'`,
+    )
+    lines.push(`  then: curl -s ${url}/v2/me -H 'Authorization: Bearer <accessToken>'`)
+  }
+  lines.push('')
+  return `${lines.join('\n')}\n`
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`plinth: failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+  process.exit(1)
+})

@@ -1,0 +1,159 @@
+import { randomBytes } from 'node:crypto'
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
+import { type Kysely, sql } from 'kysely'
+import pg from 'pg'
+import { type AppDeps, buildApp } from '../../src/app.js'
+import { createPlatformClock, type PlatformClock } from '../../src/clock/clock.js'
+import { clockRepo } from '../../src/clock/clock-repo.js'
+import { openDatabase } from '../../src/db/database.js'
+import type { DB } from '../../src/db/schema.js'
+
+/** Which database this test run uses: `npm test` runs the suite once per backend. */
+export const TEST_DB: 'pglite' | 'postgres' = process.env.PLINTH_TEST_DB === 'postgres' ? 'postgres' : 'pglite'
+
+export interface TestPlatform {
+  app: FastifyInstance
+  db: Kysely<DB>
+  clock: PlatformClock
+  secretKey: Buffer
+  /** The database schema of this platform on PostgreSQL (undefined on PGlite). */
+  schema: string | undefined
+  close(): Promise<void>
+}
+
+export interface PlatformOptions {
+  mode?: 'sandbox' | 'production'
+  adminToken?: string
+  logStream?: AppDeps['logStream']
+  /** Routes a test adds before the app is ready (for example to exercise the error handler). */
+  extend?: (app: FastifyInstance) => void
+}
+
+/**
+ * A whole platform on a fresh database: an in-memory PGlite, or a schema of its own on the
+ * PostgreSQL server in DATABASE_URL, dropped again on close.
+ */
+export async function startPlatform(options: PlatformOptions = {}): Promise<TestPlatform> {
+  let schema: string | undefined
+  let databaseUrl: string | undefined
+  if (TEST_DB === 'postgres') {
+    databaseUrl = process.env.DATABASE_URL
+    if (databaseUrl === undefined) throw new Error('PLINTH_TEST_DB=postgres needs DATABASE_URL')
+    schema = `plinth_test_${process.pid}_${randomBytes(4).toString('hex')}`
+  }
+  const database = await openDatabase({ databaseUrl, schema, dataDir: 'memory', poolSize: 10 })
+  const clock = await createPlatformClock({ store: clockRepo(database.db) })
+  const secretKey = randomBytes(32)
+  const app = await buildApp({
+    db: database.db,
+    clock,
+    secretKey,
+    ping: database.ping,
+    config: {
+      mode: options.mode ?? 'sandbox',
+      adminToken: options.adminToken,
+      logLevel: options.logStream === undefined ? 'silent' : 'info',
+      publicUrl: 'http://plinth.test',
+      tokenTtlSeconds: 3600,
+    },
+    ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
+  })
+  options.extend?.(app)
+  await app.ready()
+
+  return {
+    app,
+    db: database.db,
+    clock,
+    secretKey,
+    schema,
+    async close() {
+      await app.close()
+      clock.stop()
+      await database.close()
+      if (schema !== undefined && databaseUrl !== undefined) {
+        const client = new pg.Client({ connectionString: databaseUrl })
+        await client.connect()
+        try {
+          await client.query(`drop schema if exists "${schema}" cascade`)
+        } finally {
+          await client.end()
+        }
+      }
+    },
+  }
+}
+
+/** The parsed JSON body of a response. */
+export function json<T = Record<string, unknown>>(response: LightMyRequestResponse): T {
+  return response.json() as T
+}
+
+export interface SandboxApp {
+  app_id: string
+  name: string
+  network: string
+  api_key: string
+  key_id: string
+  wallet: { address: string; seed: string }
+}
+
+export interface SandboxUser {
+  user_id: string
+  username: string
+  wallet: { address: string; seed: string }
+}
+
+let counter = 0
+export function uniqueName(prefix: string): string {
+  counter += 1
+  return `${prefix}_${process.pid}_${counter}_${randomBytes(2).toString('hex')}`
+}
+
+/** Thin client for the sandbox API; each call asserts success so tests read as steps. */
+export function sandbox(app: FastifyInstance, headers: Record<string, string> = {}) {
+  async function call<T>(options: InjectOptions, expected: number): Promise<T> {
+    const response = await app.inject({ ...options, headers: { ...headers, ...(options.headers ?? {}) } })
+    if (response.statusCode !== expected) {
+      throw new Error(`${options.method} ${options.url} answered ${response.statusCode}: ${response.body}`)
+    }
+    return response.json() as T
+  }
+  return {
+    createApp: (name = uniqueName('app'), network?: string) =>
+      call<SandboxApp>({ method: 'POST', url: '/sandbox/apps', payload: network === undefined ? { name } : { name, network } }, 201),
+    createUser: (username = uniqueName('u')) => call<SandboxUser>({ method: 'POST', url: '/sandbox/users', payload: { username } }, 201),
+    createKey: (appId: string) => call<{ key_id: string; api_key: string }>({ method: 'POST', url: `/sandbox/apps/${appId}/keys` }, 201),
+    revokeKey: (appId: string, keyId: string) =>
+      call<{ key_id: string; revoked_at: string }>({ method: 'DELETE', url: `/sandbox/apps/${appId}/keys/${keyId}` }, 200),
+    authenticate: (appId: string, userId: string, scopes: string[] = ['username', 'payments'], expiresIn?: number) =>
+      call<{ accessToken: string; user: { uid: string; username?: string }; expires_at: string }>(
+        {
+          method: 'POST',
+          url: `/sandbox/apps/${appId}/authenticate`,
+          payload: expiresIn === undefined ? { user_id: userId, scopes } : { user_id: userId, scopes, expires_in: expiresIn },
+        },
+        200,
+      ),
+    revokeToken: (accessToken: string) =>
+      call<{ revoked: boolean }>({ method: 'POST', url: '/sandbox/tokens/revoke', payload: { accessToken } }, 200),
+    advanceClock: (seconds: number) =>
+      call<{ now: string; timestamp: number; offset_seconds: number }>(
+        { method: 'POST', url: '/sandbox/clock', payload: { advance_seconds: seconds } },
+        200,
+      ),
+  }
+}
+
+/** Reads every row of every table as text: what a database dump would contain. */
+export async function dumpDatabase(db: Kysely<DB>): Promise<string> {
+  const tables = await sql<{ table_name: string }>`
+    select table_name from information_schema.tables
+    where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(db)
+  const parts: string[] = []
+  for (const { table_name } of tables.rows) {
+    const rows = await sql`select * from ${sql.table(table_name)}`.execute(db)
+    parts.push(`${table_name}: ${JSON.stringify(rows.rows)}`)
+  }
+  return parts.join('\n')
+}

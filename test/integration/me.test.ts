@@ -1,0 +1,134 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { keyPrincipal } from '../../src/http/auth.js'
+import { type AuthFixture, authCases } from '../helpers/auth-cases.js'
+import { sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
+
+interface UserDTO {
+  uid: string
+  credentials: { scopes: string[]; valid_until: { timestamp: number; iso8601: string } }
+  username?: string
+}
+
+describe('GET /v2/me', () => {
+  let platform: TestPlatform
+  let fixture: AuthFixture
+  let sb: ReturnType<typeof sandbox>
+
+  before(async () => {
+    platform = await startPlatform({
+      // A key-protected route, so the shared key cases run against the real auth mechanism.
+      extend: (app) => app.get('/test/whoami', { config: { auth: 'key' } }, async (request) => keyPrincipal(request)),
+    })
+    sb = sandbox(platform.app)
+    const app = await sb.createApp()
+    const user = await sb.createUser()
+    const revokedKey = await sb.createKey(app.app_id)
+    await sb.revokeKey(app.app_id, revokedKey.key_id)
+    const { accessToken } = await sb.authenticate(app.app_id, user.user_id)
+    const revoked = await sb.authenticate(app.app_id, user.user_id)
+    await sb.revokeToken(revoked.accessToken)
+    fixture = { app: platform.app, apiKey: app.api_key, accessToken, revokedKey: revokedKey.api_key, revokedToken: revoked.accessToken }
+  })
+  after(() => platform.close())
+
+  const me = (token: string) => platform.app.inject({ method: 'GET', url: '/v2/me', headers: { authorization: `Bearer ${token}` } })
+
+  describe('authentication', () => {
+    authCases('token', { method: 'GET', url: '/v2/me' }, () => fixture)
+    authCases('key', { method: 'GET', url: '/test/whoami' }, () => fixture)
+  })
+
+  it('returns the UserDTO with username when the username scope was granted', async () => {
+    const app = await sb.createApp()
+    const user = await sb.createUser()
+    const auth = await sb.authenticate(app.app_id, user.user_id, ['username', 'payments'], 600)
+    const response = await me(auth.accessToken)
+    assert.equal(response.statusCode, 200)
+    assert.match(response.headers['content-type'] ?? '', /^application\/json/)
+    const body = response.json() as UserDTO
+    assert.deepEqual(Object.keys(body).sort(), ['credentials', 'uid', 'username'])
+    assert.equal(body.uid, auth.user.uid)
+    assert.equal(body.username, user.username)
+    assert.deepEqual(body.credentials.scopes, ['payments', 'username'])
+    const { timestamp, iso8601 } = body.credentials.valid_until
+    assert.ok(Number.isInteger(timestamp), 'timestamp is whole seconds')
+    assert.equal(new Date(iso8601).getTime(), timestamp * 1000, 'timestamp and iso8601 name the same instant')
+    assert.equal(iso8601, auth.expires_at)
+    const expected = Math.floor(platform.clock.now().getTime() / 1000) + 600
+    assert.ok(Math.abs(timestamp - expected) <= 2, `expires ${timestamp}, expected about ${expected}`)
+  })
+
+  it('leaves username out when the username scope was not granted', async () => {
+    const app = await sb.createApp()
+    const user = await sb.createUser()
+    const auth = await sb.authenticate(app.app_id, user.user_id, ['payments'])
+    assert.equal(auth.user.username, undefined)
+    const body = (await me(auth.accessToken)).json() as UserDTO
+    assert.equal(body.username, undefined)
+    assert.equal('username' in body, false)
+    assert.deepEqual(body.credentials.scopes, ['payments'])
+  })
+
+  it('gives the same user a different uid in each app, and the same uid again in one app', async () => {
+    const appA = await sb.createApp()
+    const appB = await sb.createApp()
+    const user = await sb.createUser()
+    const a1 = await sb.authenticate(appA.app_id, user.user_id)
+    const a2 = await sb.authenticate(appA.app_id, user.user_id, ['payments'])
+    const b = await sb.authenticate(appB.app_id, user.user_id)
+    assert.equal(a1.user.uid, a2.user.uid)
+    assert.notEqual(a1.user.uid, b.user.uid)
+    assert.match(a1.user.uid, /^[0-9a-f-]{36}$/)
+    assert.notEqual(a1.user.uid, user.user_id)
+    assert.equal(((await me(b.accessToken)).json() as UserDTO).uid, b.user.uid)
+  })
+
+  it("does not let app A's token act as app B: the uid it proves is app A's", async () => {
+    const appA = await sb.createApp()
+    const appB = await sb.createApp()
+    const user = await sb.createUser()
+    const a = await sb.authenticate(appA.app_id, user.user_id)
+    const b = await sb.authenticate(appB.app_id, user.user_id)
+    const body = (await me(a.accessToken)).json() as UserDTO
+    assert.equal(body.uid, a.user.uid)
+    assert.notEqual(body.uid, b.user.uid)
+  })
+
+  it('refuses a token once the platform clock passes its expiry, with token_expired', async () => {
+    const app = await sb.createApp()
+    const user = await sb.createUser()
+    const auth = await sb.authenticate(app.app_id, user.user_id, ['username'], 60)
+    assert.equal((await me(auth.accessToken)).statusCode, 200)
+    await sb.advanceClock(59)
+    assert.equal((await me(auth.accessToken)).statusCode, 200, 'still valid one second before expiry')
+    await sb.advanceClock(2)
+    const response = await me(auth.accessToken)
+    assert.equal(response.statusCode, 401)
+    assert.equal((response.json() as { error: string }).error, 'token_expired')
+  })
+
+  it('refuses a revoked token, and revoking one token leaves the others working', async () => {
+    const app = await sb.createApp()
+    const user = await sb.createUser()
+    const first = await sb.authenticate(app.app_id, user.user_id)
+    const second = await sb.authenticate(app.app_id, user.user_id)
+    await sb.revokeToken(first.accessToken)
+    const response = await me(first.accessToken)
+    assert.equal(response.statusCode, 401)
+    assert.equal((response.json() as { error: string }).error, 'invalid_access_token')
+    assert.equal((await me(second.accessToken)).statusCode, 200)
+    // Revoking again is idempotent.
+    assert.deepEqual(await sb.revokeToken(first.accessToken), { revoked: true })
+  })
+
+  it('keeps scopes per token: a later grant adds consent but does not widen an earlier token', async () => {
+    const app = await sb.createApp()
+    const user = await sb.createUser()
+    const narrow = await sb.authenticate(app.app_id, user.user_id, ['payments'])
+    await sb.authenticate(app.app_id, user.user_id, ['username', 'in_app_notifications'])
+    const body = (await me(narrow.accessToken)).json() as UserDTO
+    assert.deepEqual(body.credentials.scopes, ['payments'])
+    assert.equal(body.username, undefined)
+  })
+})
