@@ -73,8 +73,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
 
   // An empty body with a JSON content type is "no payload" (approve and cancel are sent that way), not an error.
+  // JSON is the only body type: anything else is 415 rather than a string the schema then refuses.
   const parseJson = app.getDefaultJsonParser('error', 'error')
-  app.removeContentTypeParser('application/json')
+  app.removeContentTypeParser(['application/json', 'text/plain'])
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (request, body, done) => {
     if (body === '') return done(null, undefined)
     parseJson(request, body as string, done)

@@ -1,0 +1,112 @@
+import assert from 'node:assert/strict'
+import { type ChildProcess, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, describe, it } from 'node:test'
+import pg from 'pg'
+import { TEST_DB } from '../helpers/platform.js'
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))))
+    })
+  })
+}
+
+interface Running {
+  child: ChildProcess
+  output: () => string
+  exited: Promise<number | null>
+}
+
+function startServer(env: Record<string, string>): Running {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString()
+  })
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString()
+  })
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  return { child, output: () => output, exited }
+}
+
+async function waitFor(check: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+describe('the server process', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'plinth-test-'))
+  const schema = `plinth_test_srv_${randomBytes(4).toString('hex')}`
+  const backendEnv: Record<string, string> =
+    TEST_DB === 'postgres'
+      ? { DATABASE_URL: process.env.DATABASE_URL ?? '', PLINTH_DB_SCHEMA: schema, PLINTH_SECRET_KEY: randomBytes(32).toString('hex') }
+      : { PLINTH_DATA_DIR: dataDir }
+
+  after(async () => {
+    rmSync(dataDir, { recursive: true, force: true })
+    if (TEST_DB === 'postgres') {
+      const client = new pg.Client({ connectionString: process.env.DATABASE_URL })
+      await client.connect()
+      await client.query(`drop schema if exists "${schema}" cascade`)
+      await client.end()
+    }
+  })
+
+  it('starts with a banner and a demo app, serves, and shuts down cleanly on SIGTERM; a second start creates nothing new', async () => {
+    const port = await freePort()
+    const base = `http://127.0.0.1:${port}`
+    const first = startServer({ ...backendEnv, PORT: String(port) })
+    await waitFor(() => first.output().includes('API base URL'), 'the banner')
+    const banner = first.output()
+    assert.match(banner, new RegExp(`API base URL\\s+${base}/v2`))
+    assert.match(banner, new RegExp(`Docs\\s+${base}/docs`))
+    const key = /server API key (\S+)\s+\(shown once/.exec(banner)?.[1]
+    const appId = /Demo app\s+Demo Shop, app_id (\S+)/.exec(banner)?.[1]
+    assert.ok(key && appId, 'the first start shows the demo app and its key')
+    if (TEST_DB === 'pglite') {
+      assert.ok(existsSync(join(dataDir, 'pgdata')))
+      assert.equal(statSync(join(dataDir, 'secret.key')).mode & 0o777, 0o600)
+    }
+
+    const health = await fetch(`${base}/healthz`)
+    assert.equal(health.status, 200)
+    assert.ok(health.headers.get('x-request-id'))
+    assert.equal((await fetch(`${base}/readyz`)).status, 200)
+    const me = await fetch(`${base}/v2/me`, { headers: { authorization: 'Bearer nope' } })
+    assert.equal(me.status, 401)
+
+    first.child.kill('SIGTERM')
+    assert.equal(await first.exited, 0)
+    assert.match(first.output(), /shutting down/)
+    assert.equal(first.output().includes(key), true, 'the key is printed in the banner')
+    assert.equal(first.output().split(key).length - 1, 1, 'and nowhere else')
+
+    const second = startServer({ ...backendEnv, PORT: String(port) })
+    await waitFor(() => second.output().includes('API base URL'), 'the second banner')
+    assert.match(second.output(), new RegExp(`Demo app\\s+Demo Shop, app_id ${appId}`))
+    assert.match(second.output(), /shown at first start/)
+    second.child.kill('SIGINT')
+    assert.equal(await second.exited, 0)
+  })
+
+  it('refuses to start on a bad setting, naming it', async () => {
+    const bad = startServer({ PORT: 'eighty', PLINTH_DATA_DIR: 'memory' })
+    assert.equal(await bad.exited, 78)
+    assert.match(bad.output(), /configuration error: PORT must be a whole number/)
+  })
+})

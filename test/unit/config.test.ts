@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { ConfigError, loadConfig } from '../../src/config.js'
+
+const KEY = 'a'.repeat(64)
+
+describe('loadConfig', () => {
+  it('has the documented defaults', () => {
+    const config = loadConfig({}, '/srv/app')
+    assert.equal(config.port, 8080)
+    assert.equal(config.host, '127.0.0.1')
+    assert.equal(config.publicUrl, 'http://127.0.0.1:8080')
+    assert.equal(config.dataDir, '/srv/app/.plinth')
+    assert.equal(config.databaseUrl, undefined)
+    assert.equal(config.mode, 'sandbox')
+    assert.equal(config.adminToken, undefined)
+    assert.equal(config.logLevel, 'info')
+    assert.equal(config.tokenTtlSeconds, 86_400)
+  })
+
+  it('reads every variable', () => {
+    const config = loadConfig(
+      {
+        PORT: '9000',
+        HOST: '0.0.0.0',
+        PLINTH_PUBLIC_URL: 'https://plinth.example/',
+        PLINTH_DATA_DIR: 'memory',
+        DATABASE_URL: 'postgres://u@db/plinth',
+        PLINTH_DB_SCHEMA: 'tenant_1',
+        PLINTH_MODE: 'production',
+        PLINTH_ADMIN_TOKEN: 'x'.repeat(20),
+        LOG_LEVEL: 'warn',
+        PLINTH_SECRET_KEY: KEY,
+        PLINTH_TOKEN_TTL_SECONDS: '60',
+      },
+      '/srv',
+    )
+    assert.equal(config.port, 9000)
+    assert.equal(config.host, '0.0.0.0')
+    assert.equal(config.publicUrl, 'https://plinth.example')
+    assert.equal(config.dataDir, 'memory')
+    assert.equal(config.databaseUrl, 'postgres://u@db/plinth')
+    assert.equal(config.databaseSchema, 'tenant_1')
+    assert.equal(config.mode, 'production')
+    assert.equal(config.adminToken, 'x'.repeat(20))
+    assert.equal(config.logLevel, 'warn')
+    assert.deepEqual(config.secretKey, Buffer.from(KEY, 'hex'))
+    assert.equal(config.tokenTtlSeconds, 60)
+  })
+
+  it('derives the public URL from a wildcard host as loopback', () => {
+    assert.equal(loadConfig({ HOST: '0.0.0.0', PORT: '81' }).publicUrl, 'http://127.0.0.1:81')
+    assert.equal(loadConfig({ HOST: '::1', PORT: '81' }).publicUrl, 'http://[::1]:81')
+  })
+
+  const bad: Array<[string, Record<string, string>, RegExp]> = [
+    ['a non-numeric port', { PORT: 'eighty' }, /PORT must be a whole number/],
+    ['a port out of range', { PORT: '70000' }, /PORT must be between/],
+    ['a relative public URL', { PLINTH_PUBLIC_URL: 'plinth.local' }, /PLINTH_PUBLIC_URL/],
+    ['a non-http public URL', { PLINTH_PUBLIC_URL: 'ftp://x' }, /PLINTH_PUBLIC_URL must use http/],
+    ['an unknown mode', { PLINTH_MODE: 'staging' }, /PLINTH_MODE/],
+    ['an unknown log level', { LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+    ['a short admin token', { PLINTH_ADMIN_TOKEN: 'short' }, /PLINTH_ADMIN_TOKEN/],
+    ['a non-postgres DATABASE_URL', { DATABASE_URL: 'mysql://x' }, /DATABASE_URL/],
+    ['DATABASE_URL without a secret key', { DATABASE_URL: 'postgres://x/y' }, /PLINTH_SECRET_KEY is required/],
+    ['a secret key of the wrong size', { PLINTH_SECRET_KEY: 'abcd' }, /PLINTH_SECRET_KEY must be 32 bytes/],
+    ['an unsafe schema name', { PLINTH_DB_SCHEMA: 'x; drop table users' }, /PLINTH_DB_SCHEMA/],
+    ['a token lifetime of zero', { PLINTH_TOKEN_TTL_SECONDS: '0' }, /PLINTH_TOKEN_TTL_SECONDS/],
+  ]
+  for (const [what, env, message] of bad) {
+    it(`fails fast on ${what}`, () => {
+      assert.throws(
+        () => loadConfig(env),
+        (error: unknown) => error instanceof ConfigError && message.test(error.message),
+      )
+    })
+  }
+})

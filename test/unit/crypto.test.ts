@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { describe, it } from 'node:test'
+import { constantTimeEqual, decryptSecret, encryptSecret, newId, newSecret, newUid, sha256Hex } from '../../src/lib/crypto.js'
+
+describe('crypto', () => {
+  it('makes secrets of 256 bits, never the same twice', () => {
+    const secrets = new Set(Array.from({ length: 1000 }, () => newSecret()))
+    assert.equal(secrets.size, 1000)
+    for (const secret of secrets) assert.equal(Buffer.from(secret, 'base64url').length, 32)
+  })
+
+  it('makes prefixed ids and UUID uids', () => {
+    assert.match(newId('app'), /^app_[0-9a-f]{32}$/)
+    assert.match(newUid(), /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+  })
+
+  it('hashes to 64 hex characters, deterministically', () => {
+    assert.equal(sha256Hex('abc'), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad')
+  })
+
+  it('compares strings of any lengths', () => {
+    assert.equal(constantTimeEqual('token', 'token'), true)
+    assert.equal(constantTimeEqual('token', 'tokeN'), false)
+    assert.equal(constantTimeEqual('token', 'token-longer'), false)
+    assert.equal(constantTimeEqual('', ''), true)
+  })
+
+  it('seals and opens a secret, and refuses a wrong key, a wrong context or a changed byte', () => {
+    const key = randomBytes(32)
+    const sealed = encryptSecret(key, 'SBSECRET', 'user-wallet:usr_1')
+    assert.doesNotMatch(sealed, /SBSECRET/)
+    assert.equal(decryptSecret(key, sealed, 'user-wallet:usr_1'), 'SBSECRET')
+    assert.notEqual(encryptSecret(key, 'SBSECRET', 'user-wallet:usr_1'), sealed, 'a fresh IV each time')
+    assert.throws(() => decryptSecret(randomBytes(32), sealed, 'user-wallet:usr_1'))
+    assert.throws(() => decryptSecret(key, sealed, 'user-wallet:usr_2'))
+    const parts = sealed.split('.')
+    const body = Buffer.from(parts[3] ?? '', 'base64url')
+    body[0] = (body[0] ?? 0) ^ 1
+    parts[3] = body.toString('base64url')
+    assert.throws(() => decryptSecret(key, parts.join('.'), 'user-wallet:usr_1'))
+    assert.throws(() => decryptSecret(key, 'v2.a.b.c', 'user-wallet:usr_1'), /unknown sealed secret format/)
+  })
+})
