@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import type { InjectOptions } from 'fastify'
 import { sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
 
 describe('HTTP conventions', () => {
@@ -18,7 +19,7 @@ describe('HTTP conventions', () => {
   })
   after(() => platform.close())
 
-  const inject = (...args: Parameters<TestPlatform['app']['inject']>) => platform.app.inject(...args)
+  const inject = (options: InjectOptions) => platform.app.inject(options)
 
   it('answers an unknown route with 404 not_found in the error shape', async () => {
     const response = await inject({ method: 'GET', url: '/v2/nothing-here?x=1' })
