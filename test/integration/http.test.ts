@@ -25,7 +25,7 @@ describe('HTTP conventions', () => {
     const response = await inject({ method: 'GET', url: '/v2/nothing-here?x=1' })
     assert.equal(response.statusCode, 404)
     assert.deepEqual(response.json(), { error: 'not_found', error_message: 'No route GET /v2/nothing-here' })
-    assert.match(response.headers['content-type'] ?? '', /^application\/json/)
+    assert.match(String(response.headers['content-type'] ?? ''), /^application\/json/)
   })
 
   it('gives every response an X-Request-Id, keeping a well-formed one from the caller', async () => {
@@ -149,7 +149,7 @@ describe('HTTP conventions', () => {
     }
     const docs = await inject({ method: 'GET', url: '/docs/' })
     assert.equal(docs.statusCode, 200)
-    assert.match(docs.headers['content-type'] ?? '', /text\/html/)
+    assert.match(String(docs.headers['content-type'] ?? ''), /text\/html/)
   })
 
   it('answers readiness with 503 when the database is gone', async () => {

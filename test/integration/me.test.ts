@@ -45,7 +45,7 @@ describe('GET /v2/me', () => {
     const auth = await sb.authenticate(app.app_id, user.user_id, ['username', 'payments'], 600)
     const response = await me(auth.accessToken)
     assert.equal(response.statusCode, 200)
-    assert.match(response.headers['content-type'] ?? '', /^application\/json/)
+    assert.match(String(response.headers['content-type'] ?? ''), /^application\/json/)
     const body = response.json() as UserDTO
     assert.deepEqual(Object.keys(body).sort(), ['credentials', 'uid', 'username'])
     assert.equal(body.uid, auth.user.uid)
