@@ -41,10 +41,10 @@ function startServer(env: Record<string, string>): Running {
   return { child, output: () => output, exited }
 }
 
-async function waitFor(check: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
+async function waitFor(check: () => boolean, what: string, output: () => string, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; the server printed:\n${output()}`)
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }
@@ -71,7 +71,7 @@ describe('the server process', () => {
     const port = await freePort()
     const base = `http://127.0.0.1:${port}`
     const first = startServer({ ...backendEnv, PORT: String(port) })
-    await waitFor(() => first.output().includes('API base URL'), 'the banner')
+    await waitFor(() => first.output().includes('API base URL'), 'the banner', first.output)
     const banner = first.output()
     assert.match(banner, new RegExp(`API base URL\\s+${base}/v2`))
     assert.match(banner, new RegExp(`Docs\\s+${base}/docs`))
@@ -97,7 +97,7 @@ describe('the server process', () => {
     assert.equal(first.output().split(key).length - 1, 1, 'and nowhere else')
 
     const second = startServer({ ...backendEnv, PORT: String(port) })
-    await waitFor(() => second.output().includes('API base URL'), 'the second banner')
+    await waitFor(() => second.output().includes('API base URL'), 'the second banner', second.output)
     assert.match(second.output(), new RegExp(`Demo app\\s+Demo Shop, app_id ${appId}`))
     assert.match(second.output(), /shown at first start/)
     second.child.kill('SIGINT')
