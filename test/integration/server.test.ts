@@ -23,11 +23,14 @@ interface Running {
   child: ChildProcess
   output: () => string
   exited: Promise<number | null>
+  hasExited: () => boolean
 }
 
 function startServer(env: Record<string, string>): Running {
+  // The backend is exactly what `env` says: a DATABASE_URL in this process's environment must not leak in.
+  const { DATABASE_URL: _ignored, PLINTH_DB_SCHEMA: _schema, PLINTH_SECRET_KEY: _key, ...inherited } = process.env
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    env: { ...inherited, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''
@@ -37,14 +40,22 @@ function startServer(env: Record<string, string>): Running {
   child.stderr?.on('data', (chunk: Buffer) => {
     output += chunk.toString()
   })
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-  return { child, output: () => output, exited }
+  let done = false
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      done = true
+      resolve(code)
+    }),
+  )
+  return { child, output: () => output, exited, hasExited: () => done }
 }
 
-async function waitFor(check: () => boolean, what: string, output: () => string, timeoutMs = 120_000): Promise<void> {
+async function waitForOutput(server: Running, text: string, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; the server printed:\n${output()}`)
+  while (!server.output().includes(text)) {
+    if (server.hasExited() || Date.now() > deadline) {
+      throw new Error(`no "${text}" from the server (${server.hasExited() ? 'it exited' : 'timed out'}); it printed:\n${server.output()}`)
+    }
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }
@@ -71,7 +82,7 @@ describe('the server process', () => {
     const port = await freePort()
     const base = `http://127.0.0.1:${port}`
     const first = startServer({ ...backendEnv, PORT: String(port) })
-    await waitFor(() => first.output().includes('API base URL'), 'the banner', first.output)
+    await waitForOutput(first, 'API base URL')
     const banner = first.output()
     assert.match(banner, new RegExp(`API base URL\\s+${base}/v2`))
     assert.match(banner, new RegExp(`Docs\\s+${base}/docs`))
@@ -97,7 +108,7 @@ describe('the server process', () => {
     assert.equal(first.output().split(key).length - 1, 1, 'and nowhere else')
 
     const second = startServer({ ...backendEnv, PORT: String(port) })
-    await waitFor(() => second.output().includes('API base URL'), 'the second banner', second.output)
+    await waitForOutput(second, 'API base URL')
     assert.match(second.output(), new RegExp(`Demo app\\s+Demo Shop, app_id ${appId}`))
     assert.match(second.output(), /shown at first start/)
     second.child.kill('SIGINT')
