@@ -30,11 +30,14 @@ export async function main(): Promise<void> {
     dataDir: config.dataDir,
     poolSize: config.databasePoolSize,
   })
+  let onClockError: (error: unknown) => void = () => {}
   const clock = await createPlatformClock({
     store: clockRepo(database.db),
     refreshMs: config.mode === 'sandbox' ? CLOCK_REFRESH_MS : 0,
+    onError: (error) => onClockError(error),
   })
   const app = await buildApp({ db: database.db, clock, config, secretKey, ping: database.ping })
+  onClockError = (error) => app.log.warn({ err: error }, 'could not refresh the platform clock offset')
   const demo = config.mode === 'sandbox' ? await seedDemo(database.db, { clock, secretKey }) : undefined
 
   let closing = false

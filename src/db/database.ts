@@ -1,6 +1,5 @@
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { PGlite } from '@electric-sql/pglite'
 import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import { migrateToLatest } from './migrate.js'
@@ -31,7 +30,7 @@ const INT8_OID = 20
 
 /** Opens the database the configuration names and applies every pending migration. */
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  const database = options.databaseUrl === undefined ? openPGlite(options.dataDir ?? 'memory') : await openPostgres(options)
+  const database = options.databaseUrl === undefined ? await openPGlite(options.dataDir ?? 'memory') : await openPostgres(options)
   try {
     await migrateToLatest(database.db as Kysely<unknown>, options.schema)
   } catch (error) {
@@ -42,7 +41,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 }
 
 /** The database files live in `<dataDir>/pgdata`, so the data directory can hold other files (the secret key). */
-function openPGlite(dataDir: string): Database {
+async function openPGlite(dataDir: string): Promise<Database> {
+  // Loaded only when used: the WASM engine is large and a PostgreSQL deployment never needs it.
+  const { PGlite } = await import('@electric-sql/pglite')
   let pgdata: string | undefined
   if (dataDir !== 'memory') {
     pgdata = join(dataDir, 'pgdata')
