@@ -14,6 +14,13 @@ import { ErrorBody, registerErrorHandling } from './http/errors.js'
 import { SECURITY_SCHEMES } from './http/openapi.js'
 import { identityServiceFactory } from './identity/identity-service.js'
 import { meRoutes } from './identity/me-routes.js'
+import { horizonRoutes } from './ledger/horizon-routes.js'
+import { ledgerSandboxRoutes } from './ledger/ledger-sandbox-routes.js'
+import { ledgerServiceFactory } from './ledger/ledger-service.js'
+import { ledgerWallets } from './ledger/wallets.js'
+import { paymentsLedger } from './payments/payments-ledger.js'
+import { clientPaymentsRoutes, paymentsRoutes } from './payments/payments-routes.js'
+import { paymentsServiceFactory } from './payments/payments-service.js'
 import { sandboxRoutes } from './sandbox/sandbox-routes.js'
 import { systemRoutes } from './system/system-routes.js'
 
@@ -39,7 +46,7 @@ class RequestLog extends LogController {
 export interface AppDeps {
   db: Kysely<DB>
   clock: PlatformClock
-  config: Pick<Config, 'mode' | 'adminToken' | 'logLevel' | 'publicUrl' | 'tokenTtlSeconds'>
+  config: Pick<Config, 'mode' | 'adminToken' | 'logLevel' | 'publicUrl' | 'tokenTtlSeconds' | 'approvalWindowSeconds'>
   /** Encrypts wallet seeds held by the platform. */
   secretKey: Buffer
   /** Readiness probe of the database. */
@@ -100,8 +107,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } })
 
-  const apps = appsServiceFactory({ db, clock })
-  const identity = identityServiceFactory({ db, clock, secretKey, defaultTokenTtlSeconds: config.tokenTtlSeconds })
+  // The ledger calls payments back inside the transaction that applies a ledger transaction,
+  // so a payment's link commits with the transaction that pays it.
+  const ledger = ledgerServiceFactory({ db, clock, onTransactionApplied: (trx, tx) => payments.linkTransaction(trx, tx) })
+  const wallets = ledgerWallets(ledger)
+  const apps = appsServiceFactory({ db, clock, wallets })
+  const identity = identityServiceFactory({ db, clock, secretKey, defaultTokenTtlSeconds: config.tokenTtlSeconds, wallets })
+
+  const payments = paymentsServiceFactory({
+    db,
+    clock,
+    publicUrl: config.publicUrl,
+    approvalWindowMs: config.approvalWindowSeconds * 1000,
+    userSeed: identity.openWalletSeed,
+    ledger: paymentsLedger(ledger),
+  })
 
   registerAuth(app, {
     adminToken: config.adminToken,
@@ -110,8 +130,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   systemRoutes(app, { ping: deps.ping })
   meRoutes(app, { identity })
+  paymentsRoutes(app, { payments })
+  clientPaymentsRoutes(app, { payments })
+  await app.register(horizonRoutes, { prefix: '/ledger', ledger, clock, publicUrl: config.publicUrl, version: VERSION })
   if (config.mode === 'sandbox') {
     sandboxRoutes(app, { apps, identity, clock, maxTokenTtlSeconds: 30 * 86_400 })
+    ledgerSandboxRoutes(app, { ledger })
   }
 
   return app

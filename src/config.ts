@@ -21,6 +21,8 @@ export interface Config {
   secretKey: Buffer | undefined
   /** Default lifetime of an access token issued by the sandbox, in seconds. */
   tokenTtlSeconds: number
+  /** How long a user-to-app payment waits for the app's approval before the platform cancels it. */
+  approvalWindowSeconds: number
 }
 
 export class ConfigError extends Error {
@@ -125,5 +127,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     logLevel,
     secretKey,
     tokenTtlSeconds: integer(env, 'PLINTH_TOKEN_TTL_SECONDS', 86_400, 1, 30 * 86_400),
+    approvalWindowSeconds: integer(env, 'PLINTH_APPROVAL_WINDOW_SECONDS', 60, 1, 86_400),
   }
 }

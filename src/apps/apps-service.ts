@@ -5,6 +5,7 @@ import { inTransaction } from '../db/transaction.js'
 import type { KeyPrincipal } from '../http/auth.js'
 import { ApiError } from '../http/errors.js'
 import { newWallet, type Wallet } from '../ledger/keys.js'
+import type { Wallets } from '../ledger/wallets.js'
 import { constantTimeEqual, newId, newSecret, sha256Hex } from '../lib/crypto.js'
 import { type AppRow, type AppsRepo, appsRepo as makeAppsRepo } from './apps-repo.js'
 
@@ -22,8 +23,13 @@ export interface CreatedApp {
 
 const KEY_PREFIX_LENGTH = 8
 
-export function appsServiceFactory(deps: { db: Kysely<DB>; clock: Clock }) {
-  const { db, clock } = deps
+export function appsServiceFactory(deps: {
+  db: Kysely<DB>
+  clock: Clock
+  /** Opens the new app's wallet on the ledger, funded. */
+  wallets: Wallets
+}) {
+  const { db, clock, wallets } = deps
   const appsRepo = makeAppsRepo(db)
 
   async function issueKey(repo: AppsRepo, appId: string): Promise<{ keyId: string; apiKey: string }> {
@@ -61,6 +67,7 @@ export function appsServiceFactory(deps: { db: Kysely<DB>; clock: Clock }) {
       const { keyId, apiKey } = await inTransaction(db, async (trx) => {
         const repo = makeAppsRepo(trx)
         await repo.insertApp(app)
+        await wallets.open(trx, app.wallet_address, 'app')
         return issueKey(repo, app.id)
       })
       return { app, apiKey, keyId, wallet }

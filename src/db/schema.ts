@@ -2,6 +2,8 @@ import type { ColumnType } from 'kysely'
 
 /** Column written by the database on insert (default) and read as T. */
 type Defaulted<T> = ColumnType<T, T | undefined, T>
+/** Nullable column that may be left out on insert. */
+type Optional<T> = ColumnType<T | null, T | null | undefined, T | null>
 
 export interface PlatformClockTable {
   id: Defaulted<number>
@@ -66,7 +68,85 @@ export interface AccessTokensTable {
   revoked_at: Date | null
 }
 
+export interface PaymentsTable {
+  identifier: string
+  app_id: string
+  user_id: string
+  user_uid: string
+  direction: 'user_to_app' | 'app_to_user'
+  /** numeric(20,7), read as its exact decimal string. */
+  amount: string
+  memo: string
+  metadata: ColumnType<Record<string, unknown>, string, string>
+  from_address: string
+  to_address: string
+  network: 'Pi Network' | 'Pi Testnet'
+  created_at: Date
+  developer_approved: Defaulted<boolean>
+  approved_at: Optional<Date>
+  developer_completed: Defaulted<boolean>
+  completed_at: Optional<Date>
+  cancelled: Defaulted<boolean>
+  user_cancelled: Defaulted<boolean>
+  cancelled_at: Optional<Date>
+  txid: Optional<string>
+  tx_verified: Optional<boolean>
+  tx_linked_at: Optional<Date>
+}
+
+/** Numeric and int8 columns the ledger reads back as text (`::text`), never through a JS number. */
+type Text = ColumnType<string, string | bigint, string | bigint>
+
+export interface LedgerAccountsTable {
+  address: string
+  /** Pi, numeric(20,7). */
+  balance: Text
+  sequence: Defaulted<string>
+  last_modified_ledger: Defaulted<string>
+  created_at: Date
+}
+
+export interface LedgerTransactionsTable {
+  hash: string
+  ledger: Text
+  network: 'Pi Testnet' | 'Pi Network'
+  source_account: string
+  source_account_sequence: Text
+  /** Stroops. */
+  fee_charged: Text
+  max_fee: Text
+  operation_count: number
+  memo: string | null
+  memo_type: 'none' | 'text' | 'id' | 'hash' | 'return'
+  envelope_xdr: string
+  result_xdr: string
+  created_at: Date
+}
+
+export interface LedgerOperationsTable {
+  transaction_hash: string
+  index: number
+  type: 'payment'
+  from: string
+  to: string
+  /** Pi, numeric(20,7). */
+  amount: Text
+  created_at: Date
+}
+
+export interface LedgerFundingsTable {
+  id: ColumnType<string, never, never>
+  address: string
+  /** Pi, numeric(20,7). */
+  amount: Text
+  created_at: Date
+}
+
 export interface DB {
+  ledger_accounts: LedgerAccountsTable
+  ledger_transactions: LedgerTransactionsTable
+  ledger_operations: LedgerOperationsTable
+  ledger_fundings: LedgerFundingsTable
   platform_clock: PlatformClockTable
   platform_meta: PlatformMetaTable
   users: UsersTable
@@ -74,4 +154,5 @@ export interface DB {
   api_keys: ApiKeysTable
   app_users: AppUsersTable
   access_tokens: AccessTokensTable
+  payments: PaymentsTable
 }

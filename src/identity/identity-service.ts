@@ -5,7 +5,8 @@ import { inTransaction } from '../db/transaction.js'
 import type { TokenCheck, TokenPrincipal } from '../http/auth.js'
 import { ApiError } from '../http/errors.js'
 import { newWallet, type Wallet } from '../ledger/keys.js'
-import { constantTimeEqual, encryptSecret, newId, newSecret, newUid, sha256Hex } from '../lib/crypto.js'
+import type { Wallets } from '../ledger/wallets.js'
+import { constantTimeEqual, decryptSecret, encryptSecret, newId, newSecret, newUid, sha256Hex } from '../lib/crypto.js'
 import { identityRepo } from './identity-repo.js'
 import { normalizeScopes } from './scopes.js'
 
@@ -27,8 +28,15 @@ export interface Authenticated {
 /** Context bound into the sealed seed, so a sealed value cannot be moved to another user. */
 export const seedContext = (userId: string): string => `user-wallet:${userId}`
 
-export function identityServiceFactory(deps: { db: Kysely<DB>; clock: Clock; secretKey: Buffer; defaultTokenTtlSeconds: number }) {
-  const { db, clock, secretKey, defaultTokenTtlSeconds } = deps
+export function identityServiceFactory(deps: {
+  db: Kysely<DB>
+  clock: Clock
+  secretKey: Buffer
+  defaultTokenTtlSeconds: number
+  /** Opens the new user's wallet on the ledger, funded. */
+  wallets: Wallets
+}) {
+  const { db, clock, secretKey, defaultTokenTtlSeconds, wallets } = deps
   const repo = identityRepo(db)
 
   return {
@@ -36,13 +44,19 @@ export function identityServiceFactory(deps: { db: Kysely<DB>; clock: Clock; sec
       const wallet = newWallet()
       const userId = newId('usr')
       const createdAt = clock.now()
-      const inserted = await repo.insertUser({
-        id: userId,
-        username,
-        username_key: username.toLowerCase(),
-        wallet_address: wallet.address,
-        wallet_seed_enc: encryptSecret(secretKey, wallet.seed, seedContext(userId)),
-        created_at: createdAt,
+      const walletSeedEnc = encryptSecret(secretKey, wallet.seed, seedContext(userId))
+      // The user and the ledger account of their wallet exist together or not at all.
+      const inserted = await inTransaction(db, async (trx) => {
+        const ok = await identityRepo(trx).insertUser({
+          id: userId,
+          username,
+          username_key: username.toLowerCase(),
+          wallet_address: wallet.address,
+          wallet_seed_enc: walletSeedEnc,
+          created_at: createdAt,
+        })
+        if (ok) await wallets.open(trx, wallet.address, 'user')
+        return ok
       })
       if (!inserted) throw new ApiError('username_taken', `The username "${username}" is already taken.`)
       return { userId, username, wallet, createdAt }
@@ -108,6 +122,13 @@ export function identityServiceFactory(deps: { db: Kysely<DB>; clock: Clock; sec
     async revokeAccessToken(token: string): Promise<void> {
       const found = await repo.revokeTokenByHash(sha256Hex(token), clock.now())
       if (!found) throw new ApiError('token_not_found', 'No such access token.')
+    },
+
+    /** The wallet seed the platform holds for a user, to sign the user's payments in the platform wallet. */
+    async openWalletSeed(userId: string): Promise<string> {
+      const user = await repo.findUser(userId)
+      if (user === undefined) throw new ApiError('user_not_found', `No user with id ${userId}.`)
+      return decryptSecret(secretKey, user.wallet_seed_enc, seedContext(userId))
     },
 
     /** The UserDTO: only what the user consented to share with this app. */

@@ -18,9 +18,14 @@ export function newUid(): string {
   return randomUUID()
 }
 
+/** `bytes` random bytes, base64url (4 characters per 3 bytes). */
+export function randomToken(bytes: number): string {
+  return randomBytes(bytes).toString('base64url')
+}
+
 /** A secret credential: 32 random bytes, base64url (43 characters). */
 export function newSecret(): string {
-  return randomBytes(32).toString('base64url')
+  return randomToken(32)
 }
 
 export function sha256Hex(value: string): string {

@@ -3,6 +3,8 @@ import { appsServiceFactory } from '../apps/apps-service.js'
 import type { Clock } from '../clock/clock.js'
 import type { DB } from '../db/schema.js'
 import { identityServiceFactory } from '../identity/identity-service.js'
+import { ledgerServiceFactory } from '../ledger/ledger-service.js'
+import { ledgerWallets } from '../ledger/wallets.js'
 
 export interface DemoInfo {
   appId: string
@@ -32,8 +34,15 @@ export async function seedDemo(db: Kysely<DB>, deps: { clock: Clock; secretKey: 
       return JSON.parse(row.value) as DemoInfo
     }
 
-    const apps = appsServiceFactory({ db: trx, clock: deps.clock })
-    const identity = identityServiceFactory({ db: trx, clock: deps.clock, secretKey: deps.secretKey, defaultTokenTtlSeconds: 3600 })
+    const wallets = ledgerWallets(ledgerServiceFactory({ db: trx, clock: deps.clock }))
+    const apps = appsServiceFactory({ db: trx, clock: deps.clock, wallets })
+    const identity = identityServiceFactory({
+      db: trx,
+      clock: deps.clock,
+      secretKey: deps.secretKey,
+      defaultTokenTtlSeconds: 3600,
+      wallets,
+    })
     const app = await apps.createApp({ name: 'Demo Shop', network: 'Pi Testnet' })
     const user = await identity.createUser('demo_pioneer')
     const info: DemoInfo = { appId: app.app.id, appName: app.app.name, userId: user.userId, username: user.username }

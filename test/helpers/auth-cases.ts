@@ -78,9 +78,11 @@ export function authCases(
     assert.equal(body.error, invalid)
   })
 
-  it(`${label}: the scheme name is case-insensitive and a valid credential passes`, async () => {
+  it(`${label}: the scheme name is case-insensitive and a valid credential passes authentication`, async () => {
     const lower = good().replace(scheme, scheme.toLowerCase())
-    const { status } = await call(lower)
-    assert.ok(status < 400, `expected success, got ${status}`)
+    const { status, body } = await call(lower)
+    // Past authentication the route may still refuse (an unknown id is a 404), but never with a 401.
+    assert.notEqual(status, 401, `refused as unauthenticated: ${JSON.stringify(body)}`)
+    assert.ok(status < 500)
   })
 }

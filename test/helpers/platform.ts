@@ -41,7 +41,15 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Test
     if (databaseUrl === undefined) throw new Error('PLINTH_TEST_DB=postgres needs DATABASE_URL')
     schema = `plinth_test_${process.pid}_${randomBytes(4).toString('hex')}`
   }
-  const database = await openDatabase({ databaseUrl, schema, dataDir: 'memory', poolSize: 10 })
+  const open = () => openDatabase({ databaseUrl, schema, dataDir: 'memory', poolSize: 10 })
+  // Kysely's migrator introspects every schema in the database, so a schema another test process
+  // drops at that moment fails it with 3F000 (invalid_schema_name); once that schema is gone, another
+  // try succeeds (the failed migration was rolled back).
+  const retryDroppedSchema = (error: unknown) => {
+    if ((error as { code?: unknown }).code !== '3F000') throw error
+    return open()
+  }
+  const database = await open().catch(retryDroppedSchema).catch(retryDroppedSchema)
   const clock = await createPlatformClock({ store: clockRepo(database.db) })
   const secretKey = randomBytes(32)
   const app = await buildApp({
@@ -55,6 +63,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Test
       logLevel: options.logStream === undefined ? 'silent' : 'info',
       publicUrl: 'http://plinth.test',
       tokenTtlSeconds: 3600,
+      approvalWindowSeconds: 60,
     },
     ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
   })

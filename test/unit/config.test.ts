@@ -16,6 +16,7 @@ describe('loadConfig', () => {
     assert.equal(config.adminToken, undefined)
     assert.equal(config.logLevel, 'info')
     assert.equal(config.tokenTtlSeconds, 86_400)
+    assert.equal(config.approvalWindowSeconds, 60)
   })
 
   it('reads every variable', () => {
@@ -32,6 +33,7 @@ describe('loadConfig', () => {
         LOG_LEVEL: 'warn',
         PLINTH_SECRET_KEY: KEY,
         PLINTH_TOKEN_TTL_SECONDS: '60',
+        PLINTH_APPROVAL_WINDOW_SECONDS: '30',
       },
       '/srv',
     )
@@ -46,6 +48,7 @@ describe('loadConfig', () => {
     assert.equal(config.logLevel, 'warn')
     assert.deepEqual(config.secretKey, Buffer.from(KEY, 'hex'))
     assert.equal(config.tokenTtlSeconds, 60)
+    assert.equal(config.approvalWindowSeconds, 30)
   })
 
   it('derives the public URL from a wildcard host as loopback', () => {
@@ -66,6 +69,7 @@ describe('loadConfig', () => {
     ['a secret key of the wrong size', { PLINTH_SECRET_KEY: 'abcd' }, /PLINTH_SECRET_KEY must be 32 bytes/],
     ['an unsafe schema name', { PLINTH_DB_SCHEMA: 'x; drop table users' }, /PLINTH_DB_SCHEMA/],
     ['a token lifetime of zero', { PLINTH_TOKEN_TTL_SECONDS: '0' }, /PLINTH_TOKEN_TTL_SECONDS/],
+    ['an approval window of zero', { PLINTH_APPROVAL_WINDOW_SECONDS: '0' }, /PLINTH_APPROVAL_WINDOW_SECONDS/],
   ]
   for (const [what, env, message] of bad) {
     it(`fails fast on ${what}`, () => {

@@ -1,0 +1,251 @@
+import { type Kysely, sql } from 'kysely'
+import type { DB, LedgerTransactionsTable } from '../db/schema.js'
+
+/** Int8 and numeric values are read as text: a JS number would lose sequence numbers and amounts. */
+export interface AccountRow {
+  address: string
+  /** Pi, 7 places. */
+  balance: string
+  sequence: string
+  last_modified_ledger: string
+  created_at: Date
+}
+
+export interface TransactionRow {
+  hash: string
+  ledger: string
+  network: LedgerTransactionsTable['network']
+  source_account: string
+  source_account_sequence: string
+  /** Stroops. */
+  fee_charged: string
+  max_fee: string
+  operation_count: number
+  memo: string | null
+  memo_type: LedgerTransactionsTable['memo_type']
+  envelope_xdr: string
+  result_xdr: string
+  created_at: Date
+}
+
+export interface OperationRow {
+  transaction_hash: string
+  ledger: string
+  index: number
+  type: 'payment'
+  from: string
+  to: string
+  /** Pi, 7 places. */
+  amount: string
+  created_at: Date
+}
+
+/** A page of records in ledger order. */
+export interface Page {
+  order: 'asc' | 'desc'
+  limit: number
+  /** Ascending: the smallest ledger to include; descending: the largest. Undefined: from the start (or the end). */
+  bound: bigint | undefined
+}
+
+export interface Totals {
+  total_balances: string
+  total_funded: string
+  total_fees_stroops: string
+  negative_balances: number
+  mismatched_accounts: number
+}
+
+const text = (column: string) => sql<string>`${sql.ref(column)}::text`
+
+export function ledgerRepo(db: Kysely<DB>) {
+  const transactionColumns = [
+    't.hash',
+    text('t.ledger').as('ledger'),
+    't.network',
+    't.source_account',
+    text('t.source_account_sequence').as('source_account_sequence'),
+    text('t.fee_charged').as('fee_charged'),
+    text('t.max_fee').as('max_fee'),
+    't.operation_count',
+    't.memo',
+    't.memo_type',
+    't.envelope_xdr',
+    't.result_xdr',
+    't.created_at',
+  ] as const
+
+  return {
+    /** Creates an account unless one exists at that address; answers whether it did. */
+    async insertAccount(address: string, balance: string, at: Date): Promise<boolean> {
+      const row = await db
+        .insertInto('ledger_accounts')
+        .values({ address, balance, created_at: at })
+        .onConflict((oc) => oc.column('address').doNothing())
+        .returning('address')
+        .executeTakeFirst()
+      return row !== undefined
+    },
+
+    /** Adds to an account's balance, creating the account if missing; answers the new balance. */
+    async credit(address: string, amount: string, at: Date): Promise<string> {
+      const row = await db
+        .insertInto('ledger_accounts')
+        .values({ address, balance: amount, created_at: at })
+        .onConflict((oc) => oc.column('address').doUpdateSet({ balance: sql`ledger_accounts.balance + excluded.balance` }))
+        .returning(text('balance').as('balance'))
+        .executeTakeFirstOrThrow()
+      return row.balance
+    },
+
+    async insertFunding(address: string, amount: string, at: Date): Promise<void> {
+      await db.insertInto('ledger_fundings').values({ address, amount, created_at: at }).execute()
+    },
+
+    /**
+     * Locks the accounts that exist among `addresses` (sorted: every transaction locks in
+     * the same order, so two of them never wait on each other in a cycle).
+     */
+    async lockAccounts(addresses: readonly string[]): Promise<Array<{ address: string; balance: string; sequence: string }>> {
+      if (addresses.length === 0) return []
+      return db
+        .selectFrom('ledger_accounts')
+        .select(['address', text('balance').as('balance'), text('sequence').as('sequence')])
+        .where('address', 'in', [...addresses].sort())
+        .orderBy('address')
+        .forUpdate()
+        .execute()
+    },
+
+    /** Moves the sequence number from `expected` to `next`; answers whether the account was at `expected`. */
+    async advanceSequence(address: string, expected: string, next: string, ledger: string): Promise<boolean> {
+      const result = await db
+        .updateTable('ledger_accounts')
+        .set({ sequence: next, last_modified_ledger: ledger })
+        .where('address', '=', address)
+        .where('sequence', '=', expected)
+        .executeTakeFirst()
+      return result.numUpdatedRows === 1n
+    },
+
+    /** Adds `delta` (Pi, may be negative) unless that would take the balance below zero; answers whether it did. */
+    async addToBalance(address: string, delta: string, ledger: string): Promise<boolean> {
+      const result = await db
+        .updateTable('ledger_accounts')
+        .set({ balance: sql`balance + ${delta}::numeric`, last_modified_ledger: ledger })
+        .where('address', '=', address)
+        .where(sql<boolean>`balance + ${delta}::numeric >= 0`)
+        .executeTakeFirst()
+      return result.numUpdatedRows === 1n
+    },
+
+    /** The next ledger number. Drawn inside the applying transaction; a rollback leaves a gap. */
+    async nextLedger(): Promise<string> {
+      const { rows } = await sql<{ ledger: string }>`select nextval('ledger_numbers')::text as ledger`.execute(db)
+      const ledger = rows[0]?.ledger
+      if (ledger === undefined) throw new Error('nextval answered no row')
+      return ledger
+    },
+
+    async insertTransaction(row: TransactionRow): Promise<void> {
+      await db.insertInto('ledger_transactions').values(row).execute()
+    },
+
+    async insertOperations(rows: ReadonlyArray<Omit<OperationRow, 'ledger'>>): Promise<void> {
+      if (rows.length > 0)
+        await db
+          .insertInto('ledger_operations')
+          .values([...rows])
+          .execute()
+    },
+
+    async findAccount(address: string): Promise<AccountRow | undefined> {
+      return db
+        .selectFrom('ledger_accounts')
+        .select([
+          'address',
+          text('balance').as('balance'),
+          text('sequence').as('sequence'),
+          text('last_modified_ledger').as('last_modified_ledger'),
+          'created_at',
+        ])
+        .where('address', '=', address)
+        .executeTakeFirst()
+    },
+
+    async findTransaction(hash: string): Promise<TransactionRow | undefined> {
+      return db.selectFrom('ledger_transactions as t').select(transactionColumns).where('t.hash', '=', hash).executeTakeFirst()
+    },
+
+    async findTransactionByLedger(ledger: string): Promise<TransactionRow | undefined> {
+      return db.selectFrom('ledger_transactions as t').select(transactionColumns).where('t.ledger', '=', ledger).executeTakeFirst()
+    },
+
+    async findOperations(hash: string): Promise<OperationRow[]> {
+      return db
+        .selectFrom('ledger_operations as o')
+        .innerJoin('ledger_transactions as t', 't.hash', 'o.transaction_hash')
+        .select([
+          'o.transaction_hash',
+          text('t.ledger').as('ledger'),
+          'o.index',
+          'o.type',
+          'o.from',
+          'o.to',
+          text('o.amount').as('amount'),
+          'o.created_at',
+        ])
+        .where('o.transaction_hash', '=', hash)
+        .orderBy('o.index')
+        .execute()
+    },
+
+    /** Transactions in ledger order; with `account`, those it sent, or that paid it or were paid from it. */
+    async listTransactions(page: Page, account?: string): Promise<TransactionRow[]> {
+      let query = db.selectFrom('ledger_transactions as t').select(transactionColumns)
+      if (account !== undefined) {
+        query = query.where('t.hash', 'in', (eb) =>
+          eb
+            .selectFrom('ledger_transactions')
+            .select('hash')
+            .where('source_account', '=', account)
+            .union(eb.selectFrom('ledger_operations').select('transaction_hash as hash').where('from', '=', account))
+            .union(eb.selectFrom('ledger_operations').select('transaction_hash as hash').where('to', '=', account)),
+        )
+      }
+      if (page.bound !== undefined) query = query.where('t.ledger', page.order === 'asc' ? '>=' : '<=', page.bound.toString())
+      return query.orderBy('t.ledger', page.order).limit(page.limit).execute()
+    },
+
+    async latestLedger(): Promise<{ ledger: string; closed_at: Date | null }> {
+      const row = await db
+        .selectFrom('ledger_transactions')
+        .select(['created_at as closed_at', text('ledger').as('ledger')])
+        .orderBy('ledger', 'desc')
+        .limit(1)
+        .executeTakeFirst()
+      return row ?? { ledger: '0', closed_at: null }
+    },
+
+    /** One consistent snapshot (a single statement) of the sums the invariant check compares. */
+    async totals(): Promise<Totals> {
+      const { rows } = await sql<Totals>`
+        select
+          (select coalesce(sum(balance), 0)::text from ledger_accounts) as total_balances,
+          (select coalesce(sum(amount), 0)::text from ledger_fundings) as total_funded,
+          (select coalesce(sum(fee_charged), 0)::text from ledger_transactions) as total_fees_stroops,
+          (select count(*)::int from ledger_accounts where balance < 0) as negative_balances,
+          (select count(*)::int from ledger_accounts a where a.balance <>
+              coalesce((select sum(f.amount) from ledger_fundings f where f.address = a.address), 0)
+            + coalesce((select sum(o.amount) from ledger_operations o where o."to" = a.address), 0)
+            - coalesce((select sum(o.amount) from ledger_operations o where o."from" = a.address), 0)
+            - coalesce((select sum(t.fee_charged) from ledger_transactions t where t.source_account = a.address), 0) / 10000000.0
+          ) as mismatched_accounts`.execute(db)
+      const row = rows[0]
+      if (row === undefined) throw new Error('the totals query answered no row')
+      return row
+    },
+  }
+}
+
+export type LedgerRepo = ReturnType<typeof ledgerRepo>

@@ -1,0 +1,89 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import { ApiError, errorResponses } from '../http/errors.js'
+import { ADMIN_SECURITY } from '../http/openapi.js'
+import { formatAmount, parseAmountInput, STROOPS_PER_PI } from './amounts.js'
+import { isAccountId } from './ledger-rules.js'
+import type { LedgerService } from './ledger-service.js'
+
+/** The most test Pi one funding call grants: enough for any test, small enough that sums stay far from numeric(20,7)'s range. */
+export const MAX_FUNDING_PI = 1_000_000n
+
+/** The sandbox's hand on the ledger: grant test Pi and audit the books. Sandbox mode only. */
+export function ledgerSandboxRoutes(app: FastifyInstance, deps: { ledger: LedgerService }): void {
+  const { ledger } = deps
+  const r = app.withTypeProvider<TypeBoxTypeProvider>()
+  const common = { tags: ['Sandbox'], security: ADMIN_SECURITY }
+  const config = { auth: 'admin' as const }
+
+  r.post(
+    '/sandbox/ledger/fund',
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: 'sandboxFundAccount',
+        summary: 'Grant test Pi to a ledger account, creating the account if it does not exist',
+        body: Type.Object({
+          address: Type.String({ minLength: 1, maxLength: 100, description: 'A G… account id' }),
+          amount: Type.Union([Type.String({ minLength: 1, maxLength: 40 }), Type.Number()], {
+            description: `More than 0 and at most ${MAX_FUNDING_PI} Pi, at most 7 decimal places ("12.5" or 12.5)`,
+          }),
+        }),
+        response: {
+          200: Type.Object({ address: Type.String(), balance: Type.String({ description: 'The new balance, Pi with 7 places' }) }),
+          ...errorResponses(401),
+        },
+      },
+    },
+    async (request) => {
+      const { address, amount } = request.body
+      if (!isAccountId(address)) throw new ApiError('invalid_arguments', 'body/address must be a ledger account id (G…, 56 characters).')
+      const stroops = parseAmountInput(amount)
+      if (stroops === undefined || stroops <= 0n || stroops > MAX_FUNDING_PI * STROOPS_PER_PI) {
+        throw new ApiError(
+          'invalid_arguments',
+          `body/amount must be more than 0 and at most ${MAX_FUNDING_PI}, with at most 7 decimal places.`,
+        )
+      }
+      return ledger.fund(address, formatAmount(stroops))
+    },
+  )
+
+  r.get(
+    '/sandbox/ledger/check',
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: 'sandboxCheckLedger',
+        summary: 'Check the ledger invariants: balances = funded - fees burned, none negative',
+        response: {
+          200: Type.Object({
+            total_balances: Type.String(),
+            total_funded: Type.String(),
+            total_fees: Type.String(),
+            negative_balances: Type.Integer(),
+            mismatched_accounts: Type.Integer({
+              description: 'Accounts whose balance differs from their fundings + payments received - payments sent - fees paid',
+            }),
+            ok: Type.Boolean(),
+          }),
+          ...errorResponses(401),
+        },
+      },
+    },
+    async () => {
+      const check = await ledger.checkInvariants()
+      return {
+        total_balances: check.totalBalances,
+        total_funded: check.totalFunded,
+        total_fees: check.totalFees,
+        negative_balances: check.negativeBalances,
+        mismatched_accounts: check.mismatchedAccounts,
+        ok: check.ok,
+      }
+    },
+  )
+}

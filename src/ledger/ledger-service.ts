@@ -1,0 +1,397 @@
+import type { Kysely } from 'kysely'
+import type { Clock } from '../clock/clock.js'
+import type { DB } from '../db/schema.js'
+import { inTransaction } from '../db/transaction.js'
+import { sha256Hex } from '../lib/crypto.js'
+import { AmountError, formatAmount, parseAmount, parseStoredAmount } from './amounts.js'
+import { LedgerError, malformed, problem, refused } from './ledger-errors.js'
+import { type AccountRow, ledgerRepo, type OperationRow, type Page, type TransactionRow } from './ledger-repo.js'
+import {
+  type AccountState,
+  applyToAccounts,
+  authorize,
+  checkStateless,
+  decodeEnvelope,
+  involvedAccounts,
+  isAccountId,
+  isRefusal,
+  type LedgerNetwork,
+  type MemoType,
+  type OpCode,
+} from './ledger-rules.js'
+import { ledgerBound } from './paging-tokens.js'
+import { transactionResultXdr } from './result-xdr.js'
+
+export type { LedgerNetwork, MemoType } from './ledger-rules.js'
+
+export interface AppliedOperation {
+  type: 'payment'
+  from: string
+  to: string
+  /** Pi with 7 places, "1.5000000". */
+  amount: string
+}
+
+/** What the ledger hands to `onTransactionApplied`, inside the transaction that applies it. */
+export interface AppliedTransaction {
+  hash: string
+  /** The ledger this transaction closed (a decimal string). */
+  ledger: string
+  /** The passphrase the source's signature verified under. */
+  network: LedgerNetwork
+  sourceAccount: string
+  /** Text memo as text; id as its decimal string; hash and return in base64; null for none. */
+  memo: string | null
+  memoType: MemoType
+  operations: AppliedOperation[]
+  /** Platform time. */
+  createdAt: Date
+  /** Stroops, as Horizon's fee_charged: "100" for one operation. */
+  feeCharged: string
+}
+
+/**
+ * Runs inside the database transaction that applies a ledger transaction, after its rows are
+ * written: whatever it writes with `trx` commits with the ledger transaction, and if it
+ * throws, nothing of either is kept (a LedgerError it throws reaches the submitter as is).
+ */
+export type OnTransactionApplied = (trx: Kysely<DB>, tx: AppliedTransaction) => Promise<void>
+
+/** A stored transaction, as Horizon's transaction resource shows it. */
+export interface LedgerTransaction {
+  hash: string
+  ledger: string
+  network: LedgerNetwork
+  sourceAccount: string
+  sourceAccountSequence: string
+  /** Stroops. */
+  feeCharged: string
+  /** Stroops: the most the submitter allowed. */
+  maxFee: string
+  operationCount: number
+  memo: string | null
+  memoType: MemoType
+  envelopeXdr: string
+  resultXdr: string
+  createdAt: Date
+}
+
+export type SubmittedTransaction = LedgerTransaction & { operations: AppliedOperation[] }
+
+export interface LedgerOperation extends AppliedOperation {
+  transactionHash: string
+  ledger: string
+  /** Position in the transaction, from 0. */
+  index: number
+  createdAt: Date
+}
+
+export interface LedgerAccount {
+  address: string
+  /** Pi with 7 places. */
+  balance: string
+  sequence: string
+  lastModifiedLedger: string
+  createdAt: Date
+}
+
+/** A closed ledger: here, always exactly one transaction. */
+export interface LedgerSummary {
+  sequence: string
+  hash: string
+  transactionHash: string
+  operationCount: number
+  closedAt: Date
+}
+
+export interface PageQuery {
+  order: 'asc' | 'desc'
+  limit: number
+  /** A paging token from an earlier record; the page starts after it. */
+  cursor?: string | undefined
+}
+
+export interface Invariants {
+  /** Pi with 7 places. */
+  totalBalances: string
+  totalFunded: string
+  totalFees: string
+  negativeBalances: number
+  /** Accounts whose balance differs from their fundings + payments received − payments sent − fees paid. */
+  mismatchedAccounts: number
+  /** totalBalances = totalFunded − totalFees, and no account is negative or mismatched. */
+  ok: boolean
+}
+
+export interface LedgerDeps {
+  db: Kysely<DB>
+  clock: Clock
+  onTransactionApplied?: OnTransactionApplied
+}
+
+const toAccount = (row: AccountRow): LedgerAccount => ({
+  address: row.address,
+  balance: row.balance,
+  sequence: row.sequence,
+  lastModifiedLedger: row.last_modified_ledger,
+  createdAt: row.created_at,
+})
+
+const toTransaction = (row: TransactionRow): LedgerTransaction => ({
+  hash: row.hash,
+  ledger: row.ledger,
+  network: row.network,
+  sourceAccount: row.source_account,
+  sourceAccountSequence: row.source_account_sequence,
+  feeCharged: row.fee_charged,
+  maxFee: row.max_fee,
+  operationCount: row.operation_count,
+  memo: row.memo,
+  memoType: row.memo_type,
+  envelopeXdr: row.envelope_xdr,
+  resultXdr: row.result_xdr,
+  createdAt: row.created_at,
+})
+
+const toOperation = (row: OperationRow): LedgerOperation => ({
+  transactionHash: row.transaction_hash,
+  ledger: row.ledger,
+  index: row.index,
+  type: row.type,
+  from: row.from,
+  to: row.to,
+  amount: row.amount,
+  createdAt: row.created_at,
+})
+
+/** The ledger's own hash of a closed ledger: stable, and distinct from its transaction's hash. */
+const ledgerHash = (sequence: string, transactionHash: string): string => sha256Hex(`plinth-ledger:${sequence}:${transactionHash}`)
+
+function isUniqueViolation(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && 'code' in error && error.code === '23505'
+}
+
+function positiveAmount(amount: string): string {
+  const stroops = parseAmount(amount)
+  if (stroops <= 0n) throw new AmountError(`the amount must be more than 0, got "${amount}"`)
+  return formatAmount(stroops)
+}
+
+function requireAccountId(address: string): void {
+  if (!isAccountId(address)) throw new Error(`"${address.slice(0, 60)}" is not a ledger account id (G…)`)
+}
+
+export function ledgerServiceFactory(deps: LedgerDeps) {
+  const { db, clock, onTransactionApplied } = deps
+  const repo = ledgerRepo(db)
+
+  function page(query: PageQuery, kind: 'transaction' | 'ledger'): Page {
+    if (query.cursor !== undefined && !/^\d{1,20}$/.test(query.cursor)) {
+      throw new LedgerError(
+        problem('bad_request', 'The cursor must be a paging token.', { invalid_field: 'cursor', reason: 'not a paging token' }),
+      )
+    }
+    const cursor = query.cursor === undefined ? undefined : BigInt(query.cursor)
+    return { order: query.order, limit: query.limit, bound: cursor === undefined ? undefined : ledgerBound(cursor, query.order, kind) }
+  }
+
+  return {
+    /**
+     * Creates the ledger account of a new wallet with its starting balance, recorded as a
+     * funding; inside `trx` when given, so the wallet and its account commit together.
+     */
+    async openAccount(address: string, startingBalance: string, trx?: Kysely<DB>): Promise<void> {
+      requireAccountId(address)
+      const stroops = parseAmount(startingBalance)
+      const amount = formatAmount(stroops)
+      const now = clock.now()
+      await inTransaction(trx ?? db, async (t) => {
+        const txRepo = ledgerRepo(t)
+        if (!(await txRepo.insertAccount(address, amount, now))) throw new Error(`the ledger account ${address} already exists`)
+        if (stroops > 0n) await txRepo.insertFunding(address, amount, now)
+      })
+    },
+
+    /** Tops an account up with test Pi, creating it if missing; answers the new balance. */
+    async fund(address: string, amount: string): Promise<{ address: string; balance: string }> {
+      requireAccountId(address)
+      const funded = positiveAmount(amount)
+      const now = clock.now()
+      const balance = await inTransaction(db, async (trx) => {
+        const txRepo = ledgerRepo(trx)
+        const balance = await txRepo.credit(address, funded, now)
+        await txRepo.insertFunding(address, funded, now)
+        return balance
+      })
+      return { address, balance }
+    },
+
+    /**
+     * Applies a signed transaction envelope (base64 XDR) atomically, or refuses it with a
+     * LedgerError carrying Horizon's problem and result codes. A refused transaction changes
+     * nothing: no fee, no sequence number.
+     */
+    async submit(envelopeXdr: string): Promise<SubmittedTransaction> {
+      const decoded = decodeEnvelope(envelopeXdr)
+      if (!decoded.ok) throw malformed(decoded.detail, envelopeXdr)
+      const tx = decoded.tx
+      const now = clock.now()
+      const early = checkStateless(tx, BigInt(Math.floor(now.getTime() / 1000)))
+      if (early !== undefined) throw refused(early, tx.envelopeXdr)
+      // Signatures are checked before the database transaction: no connection waits on crypto.
+      const auth = authorize(tx)
+      if (isRefusal(auth)) throw refused(auth, tx.envelopeXdr)
+      const hash = auth.hash.toString('hex')
+
+      return inTransaction(db, async (trx) => {
+        const txRepo = ledgerRepo(trx)
+        const locked = await txRepo.lockAccounts(involvedAccounts(tx))
+        const accounts = new Map<string, AccountState>(
+          locked.map((row) => [row.address, { balance: parseStoredAmount(row.balance), sequence: BigInt(row.sequence) }]),
+        )
+        const effects = applyToAccounts(tx, accounts)
+        if (isRefusal(effects)) throw refused(effects, tx.envelopeXdr)
+
+        const ledger = await txRepo.nextLedger()
+        const source = accounts.get(tx.source)
+        // The rows are locked, so these conditions hold; they stay as the database's own guard.
+        if (
+          source === undefined ||
+          !(await txRepo.advanceSequence(tx.source, source.sequence.toString(), tx.sequence.toString(), ledger))
+        ) {
+          throw refused({ transaction: 'tx_bad_seq', detail: 'The sequence number was used meanwhile.' }, tx.envelopeXdr)
+        }
+        for (const [address, balance] of [...effects.balances].sort(([a], [b]) => (a < b ? -1 : 1))) {
+          const before = accounts.get(address)?.balance ?? 0n
+          if (!(await txRepo.addToBalance(address, formatAmount(balance - before), ledger))) {
+            throw refused(
+              { transaction: 'tx_insufficient_balance', detail: `The balance of ${address} changed meanwhile.` },
+              tx.envelopeXdr,
+            )
+          }
+        }
+
+        const operations: AppliedOperation[] = effects.payments.map((p) => ({
+          type: 'payment',
+          from: p.from,
+          to: p.to,
+          amount: formatAmount(p.amount),
+        }))
+        const row: TransactionRow = {
+          hash,
+          ledger,
+          network: auth.network,
+          source_account: tx.source,
+          source_account_sequence: tx.sequence.toString(),
+          fee_charged: effects.feeCharged.toString(),
+          max_fee: tx.maxFee.toString(),
+          operation_count: tx.operations.length,
+          memo: tx.memo.value,
+          memo_type: tx.memo.type,
+          envelope_xdr: tx.envelopeXdr,
+          result_xdr: transactionResultXdr(
+            effects.feeCharged,
+            'tx_success',
+            tx.operations.map((): OpCode => 'op_success'),
+          ),
+          created_at: now,
+        }
+        try {
+          await txRepo.insertTransaction(row)
+        } catch (error) {
+          if (isUniqueViolation(error)) {
+            throw refused({ transaction: 'tx_bad_seq', detail: 'This transaction was already applied.' }, tx.envelopeXdr)
+          }
+          throw error
+        }
+        await txRepo.insertOperations(operations.map((op, index) => ({ transaction_hash: hash, index, ...op, created_at: now })))
+
+        const submitted: SubmittedTransaction = { ...toTransaction(row), operations }
+        if (onTransactionApplied !== undefined) {
+          await onTransactionApplied(trx, {
+            hash,
+            ledger,
+            network: auth.network,
+            sourceAccount: tx.source,
+            memo: row.memo,
+            memoType: row.memo_type,
+            operations: operations.map((op) => ({ ...op })),
+            createdAt: now,
+            feeCharged: row.fee_charged,
+          })
+        }
+        return submitted
+      })
+    },
+
+    async getAccount(address: string): Promise<LedgerAccount | undefined> {
+      const row = await repo.findAccount(address)
+      return row === undefined ? undefined : toAccount(row)
+    },
+
+    async getTransaction(hash: string): Promise<LedgerTransaction | undefined> {
+      const row = await repo.findTransaction(hash)
+      return row === undefined ? undefined : toTransaction(row)
+    },
+
+    async getOperations(hash: string): Promise<LedgerOperation[]> {
+      return (await repo.findOperations(hash)).map(toOperation)
+    },
+
+    /** Every applied transaction, in ledger order. */
+    async listTransactions(query: PageQuery): Promise<LedgerTransaction[]> {
+      return (await repo.listTransactions(page(query, 'transaction'))).map(toTransaction)
+    },
+
+    /** Transactions the account sent, or that paid it or were paid from it, in ledger order. */
+    async listAccountTransactions(address: string, query: PageQuery): Promise<LedgerTransaction[]> {
+      return (await repo.listTransactions(page(query, 'transaction'), address)).map(toTransaction)
+    },
+
+    async listLedgers(query: PageQuery): Promise<LedgerSummary[]> {
+      return (await repo.listTransactions(page(query, 'ledger'))).map((row) => ({
+        sequence: row.ledger,
+        hash: ledgerHash(row.ledger, row.hash),
+        transactionHash: row.hash,
+        operationCount: row.operation_count,
+        closedAt: row.created_at,
+      }))
+    },
+
+    async getLedger(sequence: string): Promise<LedgerSummary | undefined> {
+      const row = await repo.findTransactionByLedger(sequence)
+      if (row === undefined) return undefined
+      return {
+        sequence: row.ledger,
+        hash: ledgerHash(row.ledger, row.hash),
+        transactionHash: row.hash,
+        operationCount: row.operation_count,
+        closedAt: row.created_at,
+      }
+    },
+
+    /** The last closed ledger ("0" with closedAt null before the first transaction). */
+    async latestLedger(): Promise<{ sequence: string; closedAt: Date | null }> {
+      const latest = await repo.latestLedger()
+      return { sequence: latest.ledger, closedAt: latest.closed_at }
+    },
+
+    /** Test Pi is only created by funding and only destroyed by fees: check that the books balance. */
+    async checkInvariants(): Promise<Invariants> {
+      const totals = await repo.totals()
+      const balances = parseStoredAmount(totals.total_balances)
+      const funded = parseStoredAmount(totals.total_funded)
+      const fees = BigInt(totals.total_fees_stroops)
+      return {
+        totalBalances: formatAmount(balances),
+        totalFunded: formatAmount(funded),
+        totalFees: formatAmount(fees),
+        negativeBalances: totals.negative_balances,
+        mismatchedAccounts: totals.mismatched_accounts,
+        ok: balances === funded - fees && totals.negative_balances === 0 && totals.mismatched_accounts === 0,
+      }
+    },
+  }
+}
+
+export type LedgerService = ReturnType<typeof ledgerServiceFactory>

@@ -1,0 +1,37 @@
+/**
+ * Horizon's paging tokens are TOIDs: ledger << 32 | transaction order << 12 | operation
+ * order. Every ledger here holds one transaction (order 1), so the tokens of a transaction
+ * and its operations follow from its ledger number alone, and stay stable forever.
+ */
+const LEDGER_SHIFT = 2n ** 32n
+const TRANSACTION_ORDER = 1n << 12n
+
+export function ledgerPagingToken(ledger: bigint): string {
+  return (ledger * LEDGER_SHIFT).toString()
+}
+
+export function transactionPagingToken(ledger: bigint): string {
+  return (ledger * LEDGER_SHIFT + TRANSACTION_ORDER).toString()
+}
+
+/** Operations count from 1 in a TOID; `index` counts from 0. */
+export function operationPagingToken(ledger: bigint, index: number): string {
+  return (ledger * LEDGER_SHIFT + TRANSACTION_ORDER + BigInt(index) + 1n).toString()
+}
+
+function floorDiv(a: bigint, b: bigint): bigint {
+  const q = a / b
+  return a % b !== 0n && a < 0n !== b < 0n ? q - 1n : q
+}
+
+/**
+ * The first ledger (ascending) or last ledger (descending) whose record comes strictly
+ * after, or before, the record with paging token `cursor`. `kind` says which records are
+ * paged: transactions (and their tokens) or ledgers.
+ */
+export function ledgerBound(cursor: bigint, order: 'asc' | 'desc', kind: 'transaction' | 'ledger'): bigint {
+  const offset = kind === 'transaction' ? TRANSACTION_ORDER : 0n
+  const relative = cursor - offset
+  if (order === 'asc') return floorDiv(relative, LEDGER_SHIFT) + 1n
+  return -floorDiv(-relative, LEDGER_SHIFT) - 1n
+}

@@ -1,0 +1,50 @@
+/**
+ * Validation of what a developer or a user asks a payment to be. Pure functions: each answers
+ * the clean value or the refusal (code and message) the API returns.
+ */
+
+/** Largest amount one payment may carry. Also keeps amount × 10^7 exact in a double. */
+export const MAX_AMOUNT = 100_000_000
+export const MAX_MEMO_LENGTH = 1000
+export const MAX_METADATA_BYTES = 4096
+
+export type InputRefusal = { ok: false; code: 'invalid_amount' | 'invalid_metadata' | 'invalid_arguments'; message: string }
+export type Checked<T> = { ok: true; value: T } | InputRefusal
+
+/** A positive JSON number with at most 7 decimal places, as the exact decimal string stored in the database. */
+export function checkAmount(value: unknown): Checked<string> {
+  if (typeof value !== 'number' || !Number.isFinite(value))
+    return { ok: false, code: 'invalid_amount', message: 'amount must be a number.' }
+  if (value <= 0) return { ok: false, code: 'invalid_amount', message: 'amount must be more than 0.' }
+  if (value > MAX_AMOUNT) return { ok: false, code: 'invalid_amount', message: `amount must be at most ${MAX_AMOUNT}.` }
+  const stroops = Math.round(value * 1e7)
+  if (stroops === 0 || stroops / 1e7 !== value) {
+    return { ok: false, code: 'invalid_amount', message: 'amount must have at most 7 decimal places.' }
+  }
+  const whole = Math.floor(stroops / 1e7)
+  const fraction = String(stroops % 1e7).padStart(7, '0')
+  return { ok: true, value: `${whole}.${fraction}` }
+}
+
+export function checkMemo(value: unknown): Checked<string> {
+  if (typeof value !== 'string') return { ok: false, code: 'invalid_arguments', message: 'memo must be a string.' }
+  if (value.length > MAX_MEMO_LENGTH)
+    return { ok: false, code: 'invalid_arguments', message: `memo must be at most ${MAX_MEMO_LENGTH} characters.` }
+  if (value.includes('\u0000')) return { ok: false, code: 'invalid_arguments', message: 'memo must not contain NUL characters.' }
+  return { ok: true, value }
+}
+
+/** A JSON object of at most MAX_METADATA_BYTES when serialised (absent means `{}`). */
+export function checkMetadata(value: unknown): Checked<Record<string, unknown>> {
+  if (value === undefined) return { ok: true, value: {} }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { ok: false, code: 'invalid_metadata', message: 'metadata must be a JSON object.' }
+  }
+  const serialised = JSON.stringify(value)
+  if (Buffer.byteLength(serialised, 'utf8') > MAX_METADATA_BYTES) {
+    return { ok: false, code: 'invalid_metadata', message: `metadata must be at most ${MAX_METADATA_BYTES} bytes as JSON.` }
+  }
+  // PostgreSQL's jsonb refuses NUL characters; refuse them here with a clear answer instead.
+  if (serialised.includes('\\u0000')) return { ok: false, code: 'invalid_metadata', message: 'metadata must not contain NUL characters.' }
+  return { ok: true, value: value as Record<string, unknown> }
+}

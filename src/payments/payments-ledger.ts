@@ -1,0 +1,28 @@
+import { LedgerError } from '../ledger/ledger-errors.js'
+import type { LedgerService } from '../ledger/ledger-service.js'
+import type { PaymentsLedger } from './payments-service.js'
+
+/** Payments' narrow view of the ledger: refusals become values, not exceptions. */
+export function paymentsLedger(ledger: Pick<LedgerService, 'getAccount' | 'submit' | 'getTransaction'>): PaymentsLedger {
+  return {
+    async accountSequence(address) {
+      return (await ledger.getAccount(address))?.sequence
+    },
+    async submit(envelopeXdr) {
+      try {
+        const applied = await ledger.submit(envelopeXdr)
+        return { ok: true, hash: applied.hash }
+      } catch (error) {
+        const codes = error instanceof LedgerError ? error.resultCodes : undefined
+        if (codes === undefined) throw error
+        return codes.operations === undefined
+          ? { ok: false, transaction: codes.transaction }
+          : { ok: false, transaction: codes.transaction, operations: codes.operations }
+      }
+    },
+    async findTransaction(hash) {
+      const tx = await ledger.getTransaction(hash)
+      return tx === undefined ? undefined : { memo: tx.memo, sourceAccount: tx.sourceAccount }
+    },
+  }
+}

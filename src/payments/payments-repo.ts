@@ -1,0 +1,180 @@
+import { type Kysely, type Selectable, sql } from 'kysely'
+import type { DB, PaymentsTable } from '../db/schema.js'
+
+export type PaymentRow = Selectable<PaymentsTable>
+
+export interface NewPayment {
+  identifier: string
+  app_id: string
+  user_id: string
+  user_uid: string
+  direction: PaymentRow['direction']
+  amount: string
+  memo: string
+  metadata: Record<string, unknown>
+  from_address: string
+  to_address: string
+  network: PaymentRow['network']
+  created_at: Date
+}
+
+/** Still holding the user's one open slot: neither completed nor cancelled by anyone. */
+const OPEN = sql<boolean>`not developer_completed and not cancelled and not user_cancelled`
+
+/**
+ * Every state change is one UPDATE whose WHERE clause is the state the move is allowed from
+ * (payment-state.ts); no row back means the move lost a race or is not allowed, and the
+ * service re-reads the row to say which.
+ */
+export function paymentsRepo(db: Kysely<DB>) {
+  const select = () => db.selectFrom('payments').selectAll()
+  const update = () => db.updateTable('payments')
+
+  return {
+    async insert(row: NewPayment): Promise<PaymentRow> {
+      return db
+        .insertInto('payments')
+        .values({ ...row, metadata: sql<string>`cast(${JSON.stringify(row.metadata)} as jsonb)` })
+        .returningAll()
+        .executeTakeFirstOrThrow()
+    },
+
+    async findForApp(identifier: string, appId: string): Promise<PaymentRow | undefined> {
+      return select().where('identifier', '=', identifier).where('app_id', '=', appId).executeTakeFirst()
+    },
+
+    async findForUser(identifier: string, appId: string, userId: string): Promise<PaymentRow | undefined> {
+      return select().where('identifier', '=', identifier).where('app_id', '=', appId).where('user_id', '=', userId).executeTakeFirst()
+    },
+
+    async findByIdentifierForUpdate(identifier: string): Promise<PaymentRow | undefined> {
+      return select().where('identifier', '=', identifier).forUpdate().executeTakeFirst()
+    },
+
+    async findOpen(appId: string, userId: string, direction: PaymentRow['direction']): Promise<PaymentRow | undefined> {
+      return select()
+        .where('app_id', '=', appId)
+        .where('user_id', '=', userId)
+        .where('direction', '=', direction)
+        .where(OPEN)
+        .executeTakeFirst()
+    },
+
+    /** The recipient of an app-to-user payment: the app's member with this uid, with consent and wallet. */
+    async findMember(
+      appId: string,
+      uid: string,
+    ): Promise<{ user_id: string; uid: string; scopes: string[]; wallet_address: string } | undefined> {
+      return db
+        .selectFrom('app_users as au')
+        .innerJoin('users as u', 'u.id', 'au.user_id')
+        .select(['au.user_id', 'au.uid', 'au.scopes', 'u.wallet_address'])
+        .where('au.app_id', '=', appId)
+        .where('au.uid', '=', uid)
+        .executeTakeFirst()
+    },
+
+    /** Serialises payment creation per user and app, so the one-open rule never needs a retry loop. */
+    async lockMember(appId: string, userId: string): Promise<void> {
+      await db.selectFrom('app_users').select('uid').where('app_id', '=', appId).where('user_id', '=', userId).forUpdate().execute()
+    },
+
+    async approve(identifier: string, appId: string, now: Date, createdAfter: Date): Promise<PaymentRow | undefined> {
+      return update()
+        .set({ developer_approved: true, approved_at: now })
+        .where('identifier', '=', identifier)
+        .where('app_id', '=', appId)
+        .where('direction', '=', 'user_to_app')
+        .where('developer_approved', '=', false)
+        .where('cancelled', '=', false)
+        .where('user_cancelled', '=', false)
+        .where('created_at', '>', createdAfter)
+        .returningAll()
+        .executeTakeFirst()
+    },
+
+    async complete(identifier: string, appId: string, txid: string, now: Date): Promise<PaymentRow | undefined> {
+      return update()
+        .set({ developer_completed: true, completed_at: now })
+        .where('identifier', '=', identifier)
+        .where('app_id', '=', appId)
+        .where('txid', '=', txid)
+        .where('tx_verified', '=', true)
+        .where(OPEN)
+        .returningAll()
+        .executeTakeFirst()
+    },
+
+    /** The developer's (or the platform's) cancel: allowed while open and not paid by a verified transaction. */
+    async cancel(identifier: string, appId: string, now: Date): Promise<PaymentRow | undefined> {
+      return update()
+        .set({ cancelled: true, cancelled_at: now })
+        .where('identifier', '=', identifier)
+        .where('app_id', '=', appId)
+        .where(OPEN)
+        .where((eb) => eb.or([eb('txid', 'is', null), eb('tx_verified', '=', false)]))
+        .returningAll()
+        .executeTakeFirst()
+    },
+
+    async userCancel(identifier: string, appId: string, userId: string, now: Date): Promise<PaymentRow | undefined> {
+      return update()
+        .set({ user_cancelled: true, cancelled_at: now })
+        .where('identifier', '=', identifier)
+        .where('app_id', '=', appId)
+        .where('user_id', '=', userId)
+        .where(OPEN)
+        .where('txid', 'is', null)
+        .returningAll()
+        .executeTakeFirst()
+    },
+
+    /** The platform's cancel of a user-to-app payment whose approval window passed, dated when the window closed. */
+    async expireApproval(identifier: string, windowMs: number, now: Date): Promise<void> {
+      await update()
+        .set({ cancelled: true, cancelled_at: sql<Date>`created_at + make_interval(secs => ${windowMs / 1000})` })
+        .where('identifier', '=', identifier)
+        .where('direction', '=', 'user_to_app')
+        .where('developer_approved', '=', false)
+        .where(OPEN)
+        .where('created_at', '<=', new Date(now.getTime() - windowMs))
+        .execute()
+    },
+
+    async link(identifier: string, txid: string, verified: boolean, now: Date): Promise<boolean> {
+      const result = await update()
+        .set({ txid, tx_verified: verified, tx_linked_at: now })
+        .where('identifier', '=', identifier)
+        .where('txid', 'is', null)
+        .where(OPEN)
+        .executeTakeFirst()
+      return result.numUpdatedRows === 1n
+    },
+
+    /** The app's app-to-user payments not yet completed nor cancelled, oldest first. */
+    async listIncompleteServerPayments(appId: string, limit: number): Promise<PaymentRow[]> {
+      return select()
+        .where('app_id', '=', appId)
+        .where('direction', '=', 'app_to_user')
+        .where('developer_completed', '=', false)
+        .where('cancelled', '=', false)
+        .orderBy('created_at')
+        .orderBy('identifier')
+        .limit(limit)
+        .execute()
+    },
+
+    /** The user's paid but uncompleted user-to-app payment in this app (what onIncompletePaymentFound reports). */
+    async findIncompleteUserPayment(appId: string, userId: string): Promise<PaymentRow | undefined> {
+      return select()
+        .where('app_id', '=', appId)
+        .where('user_id', '=', userId)
+        .where('direction', '=', 'user_to_app')
+        .where('txid', 'is not', null)
+        .where(OPEN)
+        .executeTakeFirst()
+    },
+  }
+}
+
+export type PaymentsRepo = ReturnType<typeof paymentsRepo>

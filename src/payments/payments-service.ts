@@ -1,0 +1,352 @@
+import { Account, Asset, Keypair, Memo, Operation, TransactionBuilder } from '@stellar/stellar-base'
+import type { Kysely } from 'kysely'
+import type { Clock } from '../clock/clock.js'
+import type { DB } from '../db/schema.js'
+import { inTransaction } from '../db/transaction.js'
+import type { TokenPrincipal } from '../http/auth.js'
+import { ApiError } from '../http/errors.js'
+import { randomToken } from '../lib/crypto.js'
+import { type PaymentDTO, toPaymentDTO } from './payment-dto.js'
+import { checkAmount, checkMemo, checkMetadata } from './payment-input.js'
+import { approvalExpired, decide, type Move } from './payment-state.js'
+import { type PaymentRow, paymentsRepo } from './payments-repo.js'
+
+/** What payments need of the ledger: narrow, so the ledger never depends on payments. */
+export interface PaymentsLedger {
+  accountSequence(address: string): Promise<string | undefined>
+  submit(envelopeXdr: string): Promise<{ ok: true; hash: string } | { ok: false; transaction: string; operations?: string[] }>
+  findTransaction(hash: string): Promise<{ memo: string | null; sourceAccount: string } | undefined>
+}
+
+/** A ledger transaction as the ledger hands it over when it applies one. */
+export interface LinkableTransaction {
+  hash: string
+  network: string
+  sourceAccount: string
+  memo: string | null
+  memoType: string
+  operations: Array<{ type: string; from: string; to: string; amount: string }>
+}
+
+export interface PaymentInput {
+  amount?: unknown
+  memo?: unknown
+  metadata?: unknown
+}
+
+/** How many incomplete server payments one call lists (oldest first). */
+export const INCOMPLETE_LIST_LIMIT = 200
+/** A transaction the platform signs for a user is valid this long. */
+const SUBMIT_TIMEOUT_SECONDS = 180
+const BASE_FEE = '100'
+
+const notFound = (id: string) => new ApiError('payment_not_found', `No payment ${id}.`)
+
+function checked<T>(
+  result: { ok: true; value: T } | { ok: false; code: 'invalid_amount' | 'invalid_metadata' | 'invalid_arguments'; message: string },
+): T {
+  if (!result.ok) throw new ApiError(result.code, result.message)
+  return result.value
+}
+
+/** Exact decimal comparison of two ledger amounts ("1.5" and "1.5000000" are equal). */
+function sameAmount(a: string, b: string): boolean {
+  const stroops = (value: string) => {
+    const [whole = '0', fraction = ''] = value.split('.')
+    return BigInt(whole) * 10_000_000n + BigInt(fraction.padEnd(7, '0').slice(0, 7))
+  }
+  return stroops(a) === stroops(b)
+}
+
+export interface PaymentsDeps {
+  db: Kysely<DB>
+  clock: Clock
+  publicUrl: string
+  approvalWindowMs: number
+  ledger: PaymentsLedger
+  /** Opens the wallet seed the platform holds for a user, to sign the user's payment. */
+  userSeed: (userId: string) => Promise<string>
+}
+
+export function paymentsServiceFactory(deps: PaymentsDeps) {
+  const { db, clock, publicUrl, approvalWindowMs, ledger } = deps
+  const repo = paymentsRepo(db)
+  const dto = (row: PaymentRow): PaymentDTO => toPaymentDTO(row, publicUrl)
+
+  /** Applies the platform's approval timeout to a row just read, so every answer reflects it. */
+  async function current(row: PaymentRow, reread: () => Promise<PaymentRow | undefined>): Promise<PaymentRow> {
+    if (!approvalExpired(row, clock.now(), approvalWindowMs)) return row
+    await repo.expireApproval(row.identifier, approvalWindowMs, clock.now())
+    return (await reread()) ?? row
+  }
+
+  async function readForApp(appId: string, id: string): Promise<PaymentRow> {
+    const reread = () => repo.findForApp(id, appId)
+    const row = await reread()
+    if (row === undefined) throw notFound(id)
+    return current(row, reread)
+  }
+
+  async function readForUser(principal: TokenPrincipal, id: string): Promise<PaymentRow> {
+    const reread = () => repo.findForUser(id, principal.appId, principal.userId)
+    const row = await reread()
+    if (row === undefined) throw notFound(id)
+    return current(row, reread)
+  }
+
+  /**
+   * Runs a move: first the guarded UPDATE (one round trip when it is allowed); when that
+   * changes nothing, the row is read again and the pure rules say whether this was a replay
+   * or which refusal answers it.
+   */
+  async function move(row: () => Promise<PaymentRow>, attempt: () => Promise<PaymentRow | undefined>, action: Move): Promise<PaymentRow> {
+    const updated = await attempt()
+    if (updated !== undefined) return updated
+    const state = await row()
+    const decision = decide(state, action)
+    if (decision.kind === 'replay') return state
+    if (decision.kind === 'refuse') throw new ApiError(decision.code, decision.message, { payment: dto(state) })
+    // Allowed now but the guarded update missed: the state changed between the two; try once more.
+    const retried = await attempt()
+    if (retried !== undefined) return retried
+    const again = decide(await row(), action)
+    if (again.kind === 'refuse') throw new ApiError(again.code, again.message)
+    return row()
+  }
+
+  function newIdentifier(): string {
+    // 24 characters: fits the ledger's 28-byte text memo, which carries the identifier.
+    return randomToken(18)
+  }
+
+  function ongoing(row: PaymentRow): ApiError {
+    return new ApiError('ongoing_payment_found', `The user already has an open payment ${row.identifier} with this app.`, {
+      payment: dto(row),
+    })
+  }
+
+  return {
+    /** A2U: the app pays one of its users. */
+    async createAppToUser(appId: string, input: PaymentInput & { uid?: unknown }): Promise<PaymentDTO> {
+      const amount = checked(checkAmount(input.amount))
+      const memo = checked(checkMemo(input.memo))
+      const metadata = checked(checkMetadata(input.metadata))
+      if (typeof input.uid !== 'string' || input.uid.length === 0 || input.uid.length > 64) {
+        throw new ApiError('invalid_arguments', 'payment.uid must be the app-specific uid of the recipient.')
+      }
+      const uid = input.uid
+      const row = await inTransaction(db, async (trx) => {
+        const txRepo = paymentsRepo(trx)
+        const app = await trx.selectFrom('apps').select(['wallet_address', 'network']).where('id', '=', appId).executeTakeFirstOrThrow()
+        const member = await txRepo.findMember(appId, uid)
+        if (member === undefined) throw new ApiError('user_not_found', `No user with uid ${uid} has signed in to this app.`)
+        if (!member.scopes.includes('wallet_address')) {
+          throw new ApiError(
+            'missing_scope',
+            'The user has not granted this app the wallet_address scope, which app-to-user payments need.',
+          )
+        }
+        await txRepo.lockMember(appId, member.user_id)
+        const open = await txRepo.findOpen(appId, member.user_id, 'app_to_user')
+        if (open !== undefined) throw ongoing(open)
+        return txRepo.insert({
+          identifier: newIdentifier(),
+          app_id: appId,
+          user_id: member.user_id,
+          user_uid: member.uid,
+          direction: 'app_to_user',
+          amount,
+          memo,
+          metadata,
+          from_address: app.wallet_address,
+          to_address: member.wallet_address,
+          network: app.network,
+          created_at: clock.now(),
+        })
+      })
+      return dto(row)
+    },
+
+    /**
+     * U2A, on the user's side (the client SDK's createPayment). The platform's one-open-payment
+     * rule: an open payment without a transaction is cancelled by the new one; one that was
+     * already paid on the ledger blocks it until the app completes it.
+     */
+    async createUserToApp(principal: TokenPrincipal, input: PaymentInput): Promise<PaymentDTO> {
+      if (!principal.scopes.includes('payments')) {
+        throw new ApiError('missing_scope', 'The access token was not granted the payments scope.')
+      }
+      const amount = checked(checkAmount(input.amount))
+      const memo = checked(checkMemo(input.memo))
+      const metadata = checked(checkMetadata(input.metadata))
+      const now = clock.now()
+      const row = await inTransaction(db, async (trx) => {
+        const txRepo = paymentsRepo(trx)
+        await txRepo.lockMember(principal.appId, principal.userId)
+        const open = await txRepo.findOpen(principal.appId, principal.userId, 'user_to_app')
+        if (open !== undefined) {
+          if (open.txid !== null) throw ongoing(open)
+          await txRepo.cancel(open.identifier, principal.appId, now)
+        }
+        const parties = await trx
+          .selectFrom('apps')
+          .innerJoin('users', (join) => join.on('users.id', '=', principal.userId))
+          .select(['apps.wallet_address as app_wallet', 'apps.network', 'users.wallet_address as user_wallet'])
+          .where('apps.id', '=', principal.appId)
+          .executeTakeFirstOrThrow()
+        return txRepo.insert({
+          identifier: newIdentifier(),
+          app_id: principal.appId,
+          user_id: principal.userId,
+          user_uid: principal.uid,
+          direction: 'user_to_app',
+          amount,
+          memo,
+          metadata,
+          from_address: parties.user_wallet,
+          to_address: parties.app_wallet,
+          network: parties.network,
+          created_at: now,
+        })
+      })
+      return dto(row)
+    },
+
+    async getForApp(appId: string, id: string): Promise<PaymentDTO> {
+      return dto(await readForApp(appId, id))
+    },
+
+    async getForUser(principal: TokenPrincipal, id: string): Promise<PaymentDTO> {
+      return dto(await readForUser(principal, id))
+    },
+
+    async approve(appId: string, id: string): Promise<PaymentDTO> {
+      const now = clock.now()
+      const row = await move(
+        () => readForApp(appId, id),
+        () => repo.approve(id, appId, now, new Date(now.getTime() - approvalWindowMs)),
+        { kind: 'approve' },
+      )
+      return dto(row)
+    },
+
+    async complete(appId: string, id: string, txid: string): Promise<PaymentDTO> {
+      try {
+        return dto(
+          await move(
+            () => readForApp(appId, id),
+            () => repo.complete(id, appId, txid, clock.now()),
+            { kind: 'complete', txid },
+          ),
+        )
+      } catch (error) {
+        if (error instanceof ApiError && error.code === 'verification_failed') {
+          // Say why the transaction did not link: the developer can act on it.
+          const tx = await ledger.findTransaction(txid)
+          const reason = tx === undefined ? 'tx_not_found' : tx.memo !== id ? 'tx_memo_payment_identifier_mismatch' : 'tx_source_not_payer'
+          error.extra.verification_error = reason
+        }
+        throw error
+      }
+    },
+
+    async cancel(appId: string, id: string): Promise<PaymentDTO> {
+      return dto(
+        await move(
+          () => readForApp(appId, id),
+          () => repo.cancel(id, appId, clock.now()),
+          { kind: 'cancel' },
+        ),
+      )
+    },
+
+    async userCancel(principal: TokenPrincipal, id: string): Promise<PaymentDTO> {
+      return dto(
+        await move(
+          () => readForUser(principal, id),
+          () => repo.userCancel(id, principal.appId, principal.userId, clock.now()),
+          { kind: 'user_cancel' },
+        ),
+      )
+    },
+
+    /**
+     * The user pays, in the platform's wallet: the platform signs the payment transaction with
+     * the user's key (memo = identifier) and submits it to the ledger, which links it.
+     */
+    async submit(principal: TokenPrincipal, id: string): Promise<PaymentDTO> {
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const row = await readForUser(principal, id)
+        const decision = decide(row, { kind: 'submit' })
+        if (decision.kind === 'replay') return dto(row)
+        if (decision.kind === 'refuse') throw new ApiError(decision.code, decision.message, { payment: dto(row) })
+
+        const sequence = await ledger.accountSequence(row.from_address)
+        if (sequence === undefined) throw new ApiError('missing_wallet', 'The user has no account on the ledger.')
+        const seed = await deps.userSeed(principal.userId)
+        const nowSeconds = Math.floor(clock.now().getTime() / 1000)
+        const tx = new TransactionBuilder(new Account(row.from_address, sequence), {
+          fee: BASE_FEE,
+          networkPassphrase: row.network,
+          timebounds: { minTime: 0, maxTime: nowSeconds + SUBMIT_TIMEOUT_SECONDS },
+        })
+          .addOperation(Operation.payment({ destination: row.to_address, asset: Asset.native(), amount: row.amount }))
+          .addMemo(Memo.text(row.identifier))
+          .build()
+        tx.sign(Keypair.fromSecret(seed))
+        const result = await ledger.submit(tx.toEnvelope().toXDR('base64'))
+        if (result.ok) return dto(await readForUser(principal, id))
+        // A concurrent submit (or another payment of this user) took the sequence: look again.
+        if (result.transaction === 'tx_bad_seq') continue
+        const codes =
+          result.operations === undefined
+            ? { transaction: result.transaction }
+            : { transaction: result.transaction, operations: result.operations }
+        const funds = result.transaction === 'tx_insufficient_balance' || result.operations?.includes('op_underfunded') === true
+        throw new ApiError(
+          'transaction_failed',
+          funds
+            ? "The user's wallet does not hold enough to pay this amount and the fee."
+            : `The ledger refused the payment (${result.transaction}).`,
+          { result_codes: codes },
+        )
+      }
+      throw new ApiError('transaction_failed', 'The ledger kept refusing the transaction sequence; try again.')
+    },
+
+    async incompleteServerPayments(appId: string): Promise<PaymentDTO[]> {
+      return (await repo.listIncompleteServerPayments(appId, INCOMPLETE_LIST_LIMIT)).map(dto)
+    },
+
+    async incompleteForUser(principal: TokenPrincipal): Promise<PaymentDTO | null> {
+      const row = await repo.findIncompleteUserPayment(principal.appId, principal.userId)
+      return row === undefined ? null : dto(row)
+    },
+
+    /**
+     * Called by the ledger inside the transaction that applies `tx`. A transaction whose text
+     * memo is a payment's identifier and whose source is that payment's payer is linked to it,
+     * verified when recipient, amount and network match too. A transaction from another
+     * account is not the payer's and never links, so nobody can block a payment by sending
+     * something with its memo. A payment links one transaction at most.
+     */
+    async linkTransaction(trx: Kysely<DB>, tx: LinkableTransaction): Promise<void> {
+      if (tx.memoType !== 'text' || tx.memo === null) return
+      const txRepo = paymentsRepo(trx)
+      const payment = await txRepo.findByIdentifierForUpdate(tx.memo)
+      if (payment === undefined || payment.txid !== null || tx.sourceAccount !== payment.from_address) return
+      const [op] = tx.operations
+      const verified =
+        tx.operations.length === 1 &&
+        op !== undefined &&
+        op.type === 'payment' &&
+        op.from === payment.from_address &&
+        op.to === payment.to_address &&
+        sameAmount(op.amount, payment.amount) &&
+        tx.network === payment.network
+      await txRepo.link(payment.identifier, tx.hash, verified, clock.now())
+    },
+  }
+}
+
+export type PaymentsService = ReturnType<typeof paymentsServiceFactory>

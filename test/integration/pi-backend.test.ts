@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict'
+import { createRequire } from 'node:module'
+import type { AddressInfo } from 'node:net'
+import { after, before, describe, it } from 'node:test'
+import { type SandboxApp, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
+
+// The official server SDK, unmodified, from npm. It is CommonJS and hard-codes its Horizon
+// URLs from the payment's network, so this test redirects those hosts to Plinth's ledger
+// inside this process, through the axios instance of the stellar-sdk copy the SDK loads.
+const require = createRequire(import.meta.url)
+const piBackendPath = require.resolve('pi-backend')
+const { default: PiNetwork } = require('pi-backend') as {
+  default: new (apiKey: string, seed: string, options: { baseUrl: string }) => PiBackend
+}
+const stellarSdk = createRequire(piBackendPath)('stellar-sdk') as {
+  HorizonAxiosClient: {
+    interceptors: { request: { use(fn: (config: { url?: string }) => { url?: string }): number; eject(id: number): void } }
+  }
+}
+
+interface PiBackend {
+  createPayment(data: { amount: number; memo: string; metadata: object; uid: string }): Promise<string>
+  submitPayment(paymentId: string): Promise<string>
+  completePayment(paymentId: string, txid: string): Promise<PaymentDTO>
+  getPayment(paymentId: string): Promise<PaymentDTO>
+  cancelPayment(paymentId: string): Promise<PaymentDTO>
+  getIncompleteServerPayments(): Promise<{ incomplete_server_payments: PaymentDTO[] }>
+}
+interface PaymentDTO {
+  identifier: string
+  amount: number
+  direction: string
+  status: { developer_completed: boolean; cancelled: boolean; transaction_verified: boolean }
+  transaction: null | { txid: string; verified: boolean }
+}
+
+const LIVE_HORIZONS = ['https://api.testnet.minepi.com', 'https://api.mainnet.minepi.com']
+
+describe('the official pi-backend SDK against Plinth', () => {
+  let platform: TestPlatform
+  let base: string
+  let interceptor: number
+  let app: SandboxApp
+  let uid: string
+  let pi: PiBackend
+
+  before(async () => {
+    platform = await startPlatform()
+    await platform.app.listen({ port: 0, host: '127.0.0.1' })
+    base = `http://127.0.0.1:${(platform.app.server.address() as AddressInfo).port}`
+    interceptor = stellarSdk.HorizonAxiosClient.interceptors.request.use((config) => {
+      for (const live of LIVE_HORIZONS) {
+        if (config.url?.startsWith(live)) config.url = `${base}/ledger${config.url.slice(live.length)}`
+      }
+      return config
+    })
+    const sb = sandbox(platform.app)
+    app = await sb.createApp()
+    const user = await sb.createUser()
+    uid = (await sb.authenticate(app.app_id, user.user_id, ['username', 'payments', 'wallet_address'])).user.uid
+    pi = new PiNetwork(app.api_key, app.wallet.seed, { baseUrl: base })
+  })
+  after(async () => {
+    stellarSdk.HorizonAxiosClient.interceptors.request.eject(interceptor)
+    await platform.close()
+  })
+
+  it('createPayment → submitPayment → completePayment → getPayment', async () => {
+    const id = await pi.createPayment({ amount: 2.5, memo: 'Reward', metadata: { level: 3 }, uid })
+    assert.match(id, /^[A-Za-z0-9_-]{24}$/)
+    const txid = await pi.submitPayment(id)
+    assert.match(txid, /^[0-9a-f]{64}$/)
+    const completed = await pi.completePayment(id, txid)
+    assert.equal(completed.status.developer_completed, true)
+    assert.deepEqual(completed.transaction && { txid: completed.transaction.txid, verified: completed.transaction.verified }, {
+      txid,
+      verified: true,
+    })
+    const read = await pi.getPayment(id)
+    assert.equal(read.identifier, id)
+    assert.equal(read.amount, 2.5)
+    assert.equal(read.direction, 'app_to_user')
+    assert.equal(read.status.transaction_verified, true)
+  })
+
+  it('getIncompleteServerPayments and cancelPayment', async () => {
+    const id = await pi.createPayment({ amount: 1, memo: 'Refund', metadata: {}, uid })
+    const incomplete = await pi.getIncompleteServerPayments()
+    assert.deepEqual(
+      incomplete.incomplete_server_payments.map((p) => p.identifier),
+      [id],
+    )
+    const cancelled = await pi.cancelPayment(id)
+    assert.equal(cancelled.status.cancelled, true)
+    assert.deepEqual((await pi.getIncompleteServerPayments()).incomplete_server_payments, [])
+  })
+
+  it('surfaces the platform error codes through axios', async () => {
+    const first = await pi.createPayment({ amount: 1, memo: 'One', metadata: {}, uid })
+    await assert.rejects(
+      pi.createPayment({ amount: 1, memo: 'Two', metadata: {}, uid }),
+      (error: { response?: { status: number; data: { error: string; payment?: { identifier: string } } } }) => {
+        assert.equal(error.response?.status, 409)
+        assert.equal(error.response?.data.error, 'ongoing_payment_found')
+        assert.equal(error.response?.data.payment?.identifier, first)
+        return true
+      },
+    )
+    await pi.cancelPayment(first)
+  })
+})
