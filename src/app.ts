@@ -5,6 +5,8 @@ import swaggerUi from '@fastify/swagger-ui'
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify'
 import type { Kysely } from 'kysely'
+import { adsRoutes, adsSandboxRoutes } from './ads/ads-routes.js'
+import { adsServiceFactory } from './ads/ads-service.js'
 import { appsServiceFactory } from './apps/apps-service.js'
 import type { PlatformClock } from './clock/clock.js'
 import type { Config } from './config.js'
@@ -18,6 +20,8 @@ import { horizonRoutes } from './ledger/horizon-routes.js'
 import { ledgerSandboxRoutes } from './ledger/ledger-sandbox-routes.js'
 import { ledgerServiceFactory } from './ledger/ledger-service.js'
 import { ledgerWallets } from './ledger/wallets.js'
+import { notificationsRoutes, notificationsSandboxRoutes } from './notifications/notifications-routes.js'
+import { notificationsServiceFactory } from './notifications/notifications-service.js'
 import { paymentsLedger } from './payments/payments-ledger.js'
 import { clientPaymentsRoutes, paymentsRoutes } from './payments/payments-routes.js'
 import { paymentsServiceFactory } from './payments/payments-service.js'
@@ -46,7 +50,10 @@ class RequestLog extends LogController {
 export interface AppDeps {
   db: Kysely<DB>
   clock: PlatformClock
-  config: Pick<Config, 'mode' | 'adminToken' | 'logLevel' | 'publicUrl' | 'tokenTtlSeconds' | 'approvalWindowSeconds'>
+  config: Pick<
+    Config,
+    'mode' | 'adminToken' | 'logLevel' | 'publicUrl' | 'tokenTtlSeconds' | 'approvalWindowSeconds' | 'adVerdictDelaySeconds'
+  >
   /** Encrypts wallet seeds held by the platform. */
   secretKey: Buffer
   /** Readiness probe of the database. */
@@ -123,6 +130,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ledger: paymentsLedger(ledger),
   })
 
+  const ads = adsServiceFactory({ db, clock, verdictDelayMs: config.adVerdictDelaySeconds * 1000 })
+  const notifications = notificationsServiceFactory({ db, clock })
+
   registerAuth(app, {
     adminToken: config.adminToken,
     authenticator: { verifyApiKey: apps.verifyApiKey, verifyAccessToken: identity.verifyAccessToken },
@@ -132,10 +142,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   meRoutes(app, { identity })
   paymentsRoutes(app, { payments })
   clientPaymentsRoutes(app, { payments })
+  adsRoutes(app, { ads })
+  notificationsRoutes(app, { notifications })
   await app.register(horizonRoutes, { prefix: '/ledger', ledger, clock, publicUrl: config.publicUrl, version: VERSION })
   if (config.mode === 'sandbox') {
     sandboxRoutes(app, { apps, identity, clock, maxTokenTtlSeconds: 30 * 86_400 })
     ledgerSandboxRoutes(app, { ledger })
+    adsSandboxRoutes(app, { ads, apps })
+    notificationsSandboxRoutes(app, { notifications })
   }
 
   return app

@@ -23,6 +23,8 @@ export interface Config {
   tokenTtlSeconds: number
   /** How long a user-to-app payment waits for the app's approval before the platform cancels it. */
   approvalWindowSeconds: number
+  /** How long the ad mediator takes to decide on a watched rewarded ad (platform clock). */
+  adVerdictDelaySeconds: number
 }
 
 export class ConfigError extends Error {
@@ -128,5 +130,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     secretKey,
     tokenTtlSeconds: integer(env, 'PLINTH_TOKEN_TTL_SECONDS', 86_400, 1, 30 * 86_400),
     approvalWindowSeconds: integer(env, 'PLINTH_APPROVAL_WINDOW_SECONDS', 60, 1, 86_400),
+    adVerdictDelaySeconds: integer(env, 'PLINTH_AD_VERDICT_DELAY_SECONDS', 2, 0, 3600),
   }
 }

@@ -54,6 +54,7 @@ export interface AppUsersTable {
   scopes: string[]
   created_at: Date
   updated_at: Date
+  notifications_enabled: Defaulted<boolean>
 }
 
 export interface AccessTokensTable {
@@ -142,6 +143,43 @@ export interface LedgerFundingsTable {
   created_at: Date
 }
 
+export interface AdsTable {
+  id: string
+  app_id: string
+  user_id: string
+  type: 'rewarded' | 'interstitial'
+  mediator_ack_status: Optional<'granted' | 'revoked' | 'failed'>
+  mediator_granted_at: Optional<Date>
+  mediator_revoked_at: Optional<Date>
+  /** The verdict a pending ad takes by itself at settles_at (null: stays pending until moved by hand). */
+  settles_to: Optional<'granted' | 'failed'>
+  settles_at: Optional<Date>
+  created_at: Date
+}
+
+export interface AdScriptsTable {
+  app_id: string
+  /** '' for the whole app. */
+  user_id: string
+  result: string
+  mediator: 'granted' | 'failed' | 'pending'
+  remaining: number | null
+  created_at: Date
+}
+
+export interface NotificationsTable {
+  id: string
+  app_id: string
+  user_id: string
+  user_uid: string
+  title: string
+  body: string
+  subroute: string
+  created_at: Date
+  seen_at: Optional<Date>
+  dismissed_at: Optional<Date>
+}
+
 export interface DB {
   ledger_accounts: LedgerAccountsTable
   ledger_transactions: LedgerTransactionsTable
@@ -155,4 +193,7 @@ export interface DB {
   app_users: AppUsersTable
   access_tokens: AccessTokensTable
   payments: PaymentsTable
+  ads: AdsTable
+  ad_scripts: AdScriptsTable
+  notifications: NotificationsTable
 }

@@ -27,6 +27,11 @@ export interface PlatformOptions {
   logStream?: AppDeps['logStream']
   /** Routes a test adds before the app is ready (for example to exercise the error handler). */
   extend?: (app: FastifyInstance) => void
+  /**
+   * PostgreSQL only: a second platform on the same schema, with its own pool and clock, as a
+   * second Plinth process sharing the database would be. The first platform drops the schema.
+   */
+  sharing?: TestPlatform
 }
 
 /**
@@ -39,8 +44,9 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Test
   if (TEST_DB === 'postgres') {
     databaseUrl = process.env.DATABASE_URL
     if (databaseUrl === undefined) throw new Error('PLINTH_TEST_DB=postgres needs DATABASE_URL')
-    schema = `plinth_test_${process.pid}_${randomBytes(4).toString('hex')}`
+    schema = options.sharing?.schema ?? `plinth_test_${process.pid}_${randomBytes(4).toString('hex')}`
   }
+  const owner = options.sharing === undefined
   const open = () => openDatabase({ databaseUrl, schema, dataDir: 'memory', poolSize: 10 })
   // Kysely's migrator introspects every schema in the database, so a schema another test process
   // drops at that moment fails it with 3F000 (invalid_schema_name); once that schema is gone, another
@@ -51,7 +57,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Test
   }
   const database = await open().catch(retryDroppedSchema).catch(retryDroppedSchema)
   const clock = await createPlatformClock({ store: clockRepo(database.db) })
-  const secretKey = randomBytes(32)
+  const secretKey = options.sharing?.secretKey ?? randomBytes(32)
   const app = await buildApp({
     db: database.db,
     clock,
@@ -64,6 +70,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Test
       publicUrl: 'http://plinth.test',
       tokenTtlSeconds: 3600,
       approvalWindowSeconds: 60,
+      adVerdictDelaySeconds: 2,
     },
     ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
   })
@@ -80,7 +87,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Test
       await app.close()
       clock.stop()
       await database.close()
-      if (schema !== undefined && databaseUrl !== undefined) {
+      if (owner && schema !== undefined && databaseUrl !== undefined) {
         const client = new pg.Client({ connectionString: databaseUrl })
         await client.connect()
         try {

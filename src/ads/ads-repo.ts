@@ -1,0 +1,107 @@
+import { type Kysely, type Selectable, sql } from 'kysely'
+import type { AdScriptsTable, AdsTable, DB } from '../db/schema.js'
+import type { AckStatus } from './ad-rules.js'
+
+export type AdRow = Selectable<AdsTable>
+export type AdScriptRow = Selectable<AdScriptsTable>
+
+/** The key of an app-wide script: scripts for one user carry the user's id. */
+export const WHOLE_APP = ''
+
+export function adsRepo(db: Kysely<DB>) {
+  return {
+    async insert(row: Omit<AdRow, 'mediator_ack_status' | 'mediator_granted_at' | 'mediator_revoked_at'>): Promise<void> {
+      await db.insertInto('ads').values(row).execute()
+    },
+
+    async find(id: string): Promise<AdRow | undefined> {
+      return db.selectFrom('ads').selectAll().where('id', '=', id).executeTakeFirst()
+    },
+
+    async findForApp(id: string, appId: string): Promise<AdRow | undefined> {
+      return db.selectFrom('ads').selectAll().where('id', '=', id).where('app_id', '=', appId).executeTakeFirst()
+    },
+
+    /** A pending ad whose verdict is due takes it, dated when it was due. */
+    async settle(id: string, now: Date): Promise<void> {
+      await db
+        .updateTable('ads')
+        .set({
+          mediator_ack_status: sql<AckStatus>`settles_to`,
+          mediator_granted_at: sql<Date | null>`case when settles_to = 'granted' then settles_at end`,
+        })
+        .where('id', '=', id)
+        .where('mediator_ack_status', 'is', null)
+        .where('settles_at', '<=', now)
+        .execute()
+    },
+
+    /** Moves the status only from `from`; answers the row if it moved. */
+    async move(id: string, from: AckStatus | null, to: AckStatus, now: Date): Promise<AdRow | undefined> {
+      return db
+        .updateTable('ads')
+        .set({
+          mediator_ack_status: to,
+          ...(to === 'granted' ? { mediator_granted_at: now } : {}),
+          ...(to === 'revoked' ? { mediator_revoked_at: now } : {}),
+          // A status set by hand is final for the automatic verdict too.
+          settles_at: null,
+          settles_to: null,
+        })
+        .where('id', '=', id)
+        .where('mediator_ack_status', from === null ? 'is' : '=', from)
+        .returningAll()
+        .executeTakeFirst()
+    },
+
+    async upsertScript(row: AdScriptRow): Promise<AdScriptRow> {
+      return db
+        .insertInto('ad_scripts')
+        .values(row)
+        .onConflict((oc) =>
+          oc.columns(['app_id', 'user_id']).doUpdateSet({
+            result: row.result,
+            mediator: row.mediator,
+            remaining: row.remaining,
+            created_at: row.created_at,
+          }),
+        )
+        .returningAll()
+        .executeTakeFirstOrThrow()
+    },
+
+    async deleteScript(appId: string, userId: string): Promise<boolean> {
+      const result = await db.deleteFrom('ad_scripts').where('app_id', '=', appId).where('user_id', '=', userId).executeTakeFirst()
+      return result.numDeletedRows > 0n
+    },
+
+    async peekScript(appId: string, userId: string): Promise<AdScriptRow | undefined> {
+      return db
+        .selectFrom('ad_scripts')
+        .selectAll()
+        .where('app_id', '=', appId)
+        .where('user_id', '=', userId)
+        .where((eb) => eb.or([eb('remaining', 'is', null), eb('remaining', '>', 0)]))
+        .executeTakeFirst()
+    },
+
+    /** Takes one ad from a script, if it has any left; one statement, so a count is never overspent. */
+    async takeScript(appId: string, userId: string): Promise<AdScriptRow | undefined> {
+      return db
+        .updateTable('ad_scripts')
+        .set((eb) => ({
+          remaining: eb
+            .case()
+            .when('remaining', 'is', null)
+            .then(null)
+            .else(eb('remaining', '-', 1))
+            .end(),
+        }))
+        .where('app_id', '=', appId)
+        .where('user_id', '=', userId)
+        .where((eb) => eb.or([eb('remaining', 'is', null), eb('remaining', '>', 0)]))
+        .returningAll()
+        .executeTakeFirst()
+    },
+  }
+}

@@ -1,0 +1,163 @@
+import type { Kysely } from 'kysely'
+import type { Clock } from '../clock/clock.js'
+import type { DB } from '../db/schema.js'
+import { inTransaction } from '../db/transaction.js'
+import type { TokenPrincipal } from '../http/auth.js'
+import { ApiError } from '../http/errors.js'
+import { newId } from '../lib/crypto.js'
+import { overQuota, QUOTA_WINDOW_MS } from './notification-quota.js'
+import { type NotificationRow, notificationsRepo } from './notifications-repo.js'
+import type { NotificationInput } from './notify-input.js'
+
+export interface DeliveredNotification {
+  id: string
+  title: string
+  body: string
+  user_uid: string
+  subroute: string
+  seen_at: null
+  dismissed_at: null
+}
+
+export interface NotificationDTO {
+  id: string
+  app_id: string
+  title: string
+  body: string
+  user_uid: string
+  subroute: string
+  created_at: string
+  seen_at: string | null
+  dismissed_at: string | null
+}
+
+/** Raised when a notify request would take users over the quota: nothing of it is delivered. */
+export class QuotaExceeded extends Error {
+  override name = 'QuotaExceeded'
+  constructor(readonly uids: string[]) {
+    super(`Notification quota exceeded for users: ${uids.join(', ')}`)
+  }
+}
+
+export const NOTIFICATIONS_SCOPE = 'in_app_notifications'
+
+const toDTO = (row: NotificationRow): NotificationDTO => ({
+  id: row.id,
+  app_id: row.app_id,
+  title: row.title,
+  body: row.body,
+  user_uid: row.user_uid,
+  subroute: row.subroute,
+  created_at: row.created_at.toISOString(),
+  seen_at: row.seen_at?.toISOString() ?? null,
+  dismissed_at: row.dismissed_at?.toISOString() ?? null,
+})
+
+/** Newest-first page cursor: the last row's time and id, opaque to clients. */
+export function encodeCursor(row: { created_at: Date; id: string }): string {
+  return Buffer.from(`${row.created_at.toISOString()}|${row.id}`, 'utf8').toString('base64url')
+}
+
+export function decodeCursor(cursor: string): { createdAt: Date; id: string } | undefined {
+  const [iso, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|')
+  const createdAt = new Date(iso ?? '')
+  if (id === undefined || id.length === 0 || id.length > 64 || Number.isNaN(createdAt.getTime())) return undefined
+  return { createdAt, id }
+}
+
+export function notificationsServiceFactory(deps: { db: Kysely<DB>; clock: Clock }) {
+  const { db, clock } = deps
+  const repo = notificationsRepo(db)
+
+  async function list(
+    appId: string | undefined,
+    userId: string,
+    options: { limit: number; cursor?: string | undefined; includeDismissed: boolean },
+  ) {
+    const before = options.cursor === undefined ? undefined : decodeCursor(options.cursor)
+    if (options.cursor !== undefined && before === undefined)
+      throw new ApiError('invalid_arguments', 'querystring/cursor is not a cursor this API gave out.')
+    const rows = await repo.listForUser(appId, userId, { limit: options.limit, before, includeDismissed: options.includeDismissed })
+    const last = rows.at(-1)
+    return { notifications: rows.map(toDTO), next_cursor: rows.length === options.limit && last !== undefined ? encodeCursor(last) : null }
+  }
+
+  return {
+    /**
+     * Delivers a batch, best effort per user: a notification reaches its recipient only if the
+     * uid is a user of this app who granted in_app_notifications and has not turned the app's
+     * notifications off. All or nothing on the quota: if any recipient would go over, nothing of
+     * the request is delivered. Three statements whatever the batch size: lock, count, insert.
+     */
+    async notify(appId: string, batch: NotificationInput[]): Promise<DeliveredNotification[]> {
+      const now = clock.now()
+      return inTransaction(db, async (trx) => {
+        const txRepo = notificationsRepo(trx)
+        const recipients = await txRepo.lockRecipients(appId, [...new Set(batch.map((n) => n.user_uid))])
+        const reachable = new Map(
+          recipients.filter((r) => r.notifications_enabled && r.scopes.includes(NOTIFICATIONS_SCOPE)).map((r) => [r.uid, r.user_id]),
+        )
+        const deliver = batch.filter((n) => reachable.has(n.user_uid))
+        const requested = new Map<string, number>()
+        for (const n of deliver) requested.set(n.user_uid, (requested.get(n.user_uid) ?? 0) + 1)
+
+        const counts = await txRepo.countSince(appId, [...reachable.values()], new Date(now.getTime() - QUOTA_WINDOW_MS))
+        const byUid = new Map([...reachable].map(([uid, userId]) => [uid, counts.get(userId) ?? 0]))
+        const over = overQuota(byUid, requested)
+        if (over.length > 0) throw new QuotaExceeded(over)
+
+        const rows = deliver.map((n) => ({
+          id: newId('ntf'),
+          app_id: appId,
+          user_id: reachable.get(n.user_uid) ?? '',
+          user_uid: n.user_uid,
+          title: n.title,
+          body: n.body,
+          subroute: n.subroute,
+          created_at: now,
+        }))
+        await txRepo.insertMany(rows)
+        return rows.map((row) => ({
+          id: row.id,
+          title: row.title,
+          body: row.body,
+          user_uid: row.user_uid,
+          subroute: row.subroute,
+          seen_at: null,
+          dismissed_at: null,
+        }))
+      })
+    },
+
+    /** The user's notification centre for this app, newest first. */
+    async listForUser(principal: TokenPrincipal, options: { limit: number; cursor?: string | undefined; includeDismissed: boolean }) {
+      const [page, unseen] = await Promise.all([
+        list(principal.appId, principal.userId, options),
+        repo.countUnseen(principal.appId, principal.userId),
+      ])
+      return { ...page, unseen_count: unseen }
+    },
+
+    /** Any user's notifications from every app (the sandbox's view, for tests). */
+    async listAllForUser(userId: string, options: { appId?: string | undefined; limit: number; cursor?: string | undefined }) {
+      return list(options.appId, userId, { limit: options.limit, cursor: options.cursor, includeDismissed: true })
+    },
+
+    async mark(principal: TokenPrincipal, id: string, what: 'seen' | 'dismissed'): Promise<NotificationDTO> {
+      const row = await repo.mark(id, principal.appId, principal.userId, what, clock.now())
+      if (row === undefined) throw new ApiError('notification_not_found', `No notification ${id}.`)
+      return toDTO(row)
+    },
+
+    async settings(principal: TokenPrincipal): Promise<{ enabled: boolean }> {
+      return { enabled: await repo.isEnabled(principal.appId, principal.userId) }
+    },
+
+    async setEnabled(principal: TokenPrincipal, enabled: boolean): Promise<{ enabled: boolean }> {
+      await repo.setEnabled(principal.appId, principal.userId, enabled)
+      return { enabled }
+    },
+  }
+}
+
+export type NotificationsService = ReturnType<typeof notificationsServiceFactory>
