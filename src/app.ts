@@ -26,6 +26,7 @@ import { paymentsLedger } from './payments/payments-ledger.js'
 import { clientPaymentsRoutes, paymentsRoutes } from './payments/payments-routes.js'
 import { paymentsServiceFactory } from './payments/payments-service.js'
 import { sandboxRoutes } from './sandbox/sandbox-routes.js'
+import { sandboxViews } from './sandbox/sandbox-views.js'
 import { systemRoutes } from './system/system-routes.js'
 
 export const VERSION = '0.1.0'
@@ -150,6 +151,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ledgerSandboxRoutes(app, { ledger })
     adsSandboxRoutes(app, { ads, apps })
     notificationsSandboxRoutes(app, { notifications })
+    sandboxViews(app, { db, publicUrl: config.publicUrl })
   }
 
   return app

@@ -1,7 +1,7 @@
-import type { Kysely } from 'kysely'
+import type { Kysely, Selectable } from 'kysely'
 import type { AppsTable, DB } from '../db/schema.js'
 
-export type AppRow = AppsTable
+export type AppRow = Selectable<AppsTable>
 
 export function appsRepo(db: Kysely<DB>) {
   return {

@@ -55,7 +55,7 @@ export function appsServiceFactory(deps: {
     requireApp,
 
     /** Creates an app with a fresh wallet and its first server API key, atomically. */
-    async createApp(input: { name: string; network: AppNetwork }): Promise<CreatedApp> {
+    async createApp(input: { name: string; network: AppNetwork; url?: string | undefined }): Promise<CreatedApp> {
       const wallet = newWallet()
       const app: AppRow = {
         id: newId('app'),
@@ -63,6 +63,7 @@ export function appsServiceFactory(deps: {
         network: input.network,
         wallet_address: wallet.address,
         created_at: clock.now(),
+        url: input.url ?? null,
       }
       const { keyId, apiKey } = await inTransaction(db, async (trx) => {
         const repo = makeAppsRepo(trx)

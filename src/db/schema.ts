@@ -33,6 +33,8 @@ export interface AppsTable {
   network: 'Pi Network' | 'Pi Testnet'
   wallet_address: string
   created_at: Date
+  /** The app's frontend, for the sandbox browser; null when not given. */
+  url: Optional<string>
 }
 
 export interface ApiKeysTable {

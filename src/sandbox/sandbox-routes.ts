@@ -14,6 +14,11 @@ const WalletSchema = Type.Object({
   seed: Type.String({ description: 'Secret seed (S…); shown once' }),
 })
 const NetworkSchema = Type.Union([Type.Literal('Pi Testnet'), Type.Literal('Pi Network')])
+export const AppUrl = Type.String({
+  maxLength: 500,
+  pattern: '^https?://[^\\s]+$',
+  description: "The app's frontend URL (http or https), opened by the sandbox browser",
+})
 const Username = Type.String({
   minLength: 3,
   maxLength: 32,
@@ -53,12 +58,14 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxDeps): void {
         body: Type.Object({
           name: Type.String({ minLength: 1, maxLength: 100 }),
           network: Type.Optional(NetworkSchema),
+          url: Type.Optional(AppUrl),
         }),
         response: {
           201: Type.Object({
             app_id: Type.String(),
             name: Type.String(),
             network: NetworkSchema,
+            url: Type.Union([Type.String(), Type.Null()]),
             api_key: Type.String({ description: 'Server API key; shown once' }),
             key_id: Type.String(),
             wallet: WalletSchema,
@@ -68,11 +75,16 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxDeps): void {
       },
     },
     async (request, reply) => {
-      const created = await apps.createApp({ name: request.body.name, network: request.body.network ?? 'Pi Testnet' })
+      const created = await apps.createApp({
+        name: request.body.name,
+        network: request.body.network ?? 'Pi Testnet',
+        url: request.body.url,
+      })
       return reply.code(201).send({
         app_id: created.app.id,
         name: created.app.name,
         network: created.app.network,
+        url: created.app.url,
         api_key: created.apiKey,
         key_id: created.keyId,
         wallet: created.wallet,
