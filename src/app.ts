@@ -14,6 +14,7 @@ import type { DB } from './db/schema.js'
 import { registerAuth } from './http/auth.js'
 import { ErrorBody, registerErrorHandling } from './http/errors.js'
 import { SECURITY_SCHEMES } from './http/openapi.js'
+import { createCredentialCache } from './identity/credential-cache.js'
 import { identityServiceFactory } from './identity/identity-service.js'
 import { meRoutes } from './identity/me-routes.js'
 import { horizonRoutes } from './ledger/horizon-routes.js'
@@ -119,8 +120,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // so a payment's link commits with the transaction that pays it.
   const ledger = ledgerServiceFactory({ db, clock, onTransactionApplied: (trx, tx) => payments.linkTransaction(trx, tx) })
   const wallets = ledgerWallets(ledger)
-  const apps = appsServiceFactory({ db, clock, wallets })
-  const identity = identityServiceFactory({ db, clock, secretKey, defaultTokenTtlSeconds: config.tokenTtlSeconds, wallets })
+  // Verified credentials are cached per process; revocations reach every process within a second.
+  const credentials = createCredentialCache({
+    db,
+    clock,
+    onError: (error) => app.log.warn({ err: error }, 'could not read the revocation feed'),
+  })
+  app.addHook('onReady', () => credentials.start())
+  app.addHook('onClose', async () => credentials.stop())
+  const apps = appsServiceFactory({ db, clock, wallets, afterRevocation: credentials.sync })
+  const identity = identityServiceFactory({
+    db,
+    clock,
+    secretKey,
+    defaultTokenTtlSeconds: config.tokenTtlSeconds,
+    wallets,
+    afterRevocation: credentials.sync,
+  })
 
   const payments = paymentsServiceFactory({
     db,
@@ -136,7 +152,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   registerAuth(app, {
     adminToken: config.adminToken,
-    authenticator: { verifyApiKey: apps.verifyApiKey, verifyAccessToken: identity.verifyAccessToken },
+    authenticator: credentials.authenticator({ verifyApiKey: apps.verifyApiKey, verifyAccessToken: identity.verifyAccessToken }),
   })
 
   systemRoutes(app, { ping: deps.ping })

@@ -18,7 +18,11 @@ export function appsRepo(db: Kysely<DB>) {
     },
 
     /** Revokes the key if it is still active; answers the key as it now stands. */
-    async revokeKey(appId: string, keyId: string, at: Date): Promise<{ id: string; revoked_at: Date | null } | undefined> {
+    async revokeKey(
+      appId: string,
+      keyId: string,
+      at: Date,
+    ): Promise<{ id: string; key_hash: string; revoked_at: Date | null } | undefined> {
       await db
         .updateTable('api_keys')
         .set({ revoked_at: at })
@@ -26,7 +30,12 @@ export function appsRepo(db: Kysely<DB>) {
         .where('app_id', '=', appId)
         .where('revoked_at', 'is', null)
         .execute()
-      return db.selectFrom('api_keys').select(['id', 'revoked_at']).where('id', '=', keyId).where('app_id', '=', appId).executeTakeFirst()
+      return db
+        .selectFrom('api_keys')
+        .select(['id', 'key_hash', 'revoked_at'])
+        .where('id', '=', keyId)
+        .where('app_id', '=', appId)
+        .executeTakeFirst()
     },
 
     async findActiveKeyByHash(keyHash: string): Promise<{ id: string; app_id: string; key_hash: string } | undefined> {

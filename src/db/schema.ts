@@ -182,6 +182,14 @@ export interface NotificationsTable {
   dismissed_at: Optional<Date>
 }
 
+export interface CredentialEventsTable {
+  id: ColumnType<number, never, never>
+  kind: 'token' | 'key' | 'member'
+  /** The token's or key's hash, or `<app_id>:<user_id>` for a membership. */
+  subject: string
+  created_at: Date
+}
+
 export interface DB {
   ledger_accounts: LedgerAccountsTable
   ledger_transactions: LedgerTransactionsTable
@@ -198,4 +206,5 @@ export interface DB {
   ads: AdsTable
   ad_scripts: AdScriptsTable
   notifications: NotificationsTable
+  credential_events: CredentialEventsTable
 }

@@ -78,6 +78,24 @@ export function identityRepo(db: Kysely<DB>) {
         .executeTakeFirst()
     },
 
+    /** Ends a user's consent to an app: no scopes, every token revoked; answers whether the user was a member. */
+    async withdrawConsent(appId: string, userId: string, at: Date): Promise<boolean> {
+      const member = await db
+        .updateTable('app_users')
+        .set({ scopes: sql<string[]>`'{}'::text[]`, updated_at: at })
+        .where('app_id', '=', appId)
+        .where('user_id', '=', userId)
+        .executeTakeFirst()
+      await db
+        .updateTable('access_tokens')
+        .set({ revoked_at: at })
+        .where('app_id', '=', appId)
+        .where('user_id', '=', userId)
+        .where('revoked_at', 'is', null)
+        .execute()
+      return member.numUpdatedRows > 0n
+    },
+
     /** Revokes the token if active; answers whether a token with that hash exists at all. */
     async revokeTokenByHash(tokenHash: string, at: Date): Promise<boolean> {
       await db

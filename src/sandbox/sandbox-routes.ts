@@ -211,6 +211,24 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxDeps): void {
     },
   )
 
+  r.delete(
+    '/sandbox/apps/:app_id/users/:user_id/consent',
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: 'sandboxWithdrawConsent',
+        summary: 'Act as the user withdrawing consent from an app: no scopes left, every token of the user for the app revoked',
+        params: Type.Object({ app_id: Id('App id'), user_id: Id('Platform user id') }),
+        response: { 200: Type.Object({ withdrawn: Type.Boolean() }), ...errorResponses(401, 404) },
+      },
+    },
+    async (request) => {
+      await identity.withdrawConsent(request.params.app_id, request.params.user_id)
+      return { withdrawn: true }
+    },
+  )
+
   const clockBody = () => {
     const now = clock.now()
     return { now: now.toISOString(), timestamp: now.getTime() / 1000, offset_seconds: clock.offsetMs() / 1000 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { keyPrincipal } from '../../src/http/auth.js'
 import { type AuthFixture, authCases } from '../helpers/auth-cases.js'
-import { sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
+import { sandbox, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
 
 interface UserDTO {
   uid: string
@@ -130,5 +130,72 @@ describe('GET /v2/me', () => {
     const body = (await me(narrow.accessToken)).json() as UserDTO
     assert.deepEqual(body.credentials.scopes, ['payments'])
     assert.equal(body.username, undefined)
+  })
+})
+
+describe('credential cache and revocation across processes', () => {
+  let platform: TestPlatform
+  before(async () => {
+    platform = await startPlatform()
+  })
+  after(() => platform.close())
+
+  const me = (app: TestPlatform['app'], token: string) =>
+    app.inject({ method: 'GET', url: '/v2/me', headers: { authorization: `Bearer ${token}` } })
+
+  it('withdrawing consent ends every token of the user for that app, and only that app', async () => {
+    const sb = sandbox(platform.app)
+    const appA = await sb.createApp()
+    const appB = await sb.createApp()
+    const user = await sb.createUser()
+    const a1 = await sb.authenticate(appA.app_id, user.user_id, ['username'])
+    const a2 = await sb.authenticate(appA.app_id, user.user_id, ['payments'])
+    const b = await sb.authenticate(appB.app_id, user.user_id, ['username'])
+    for (const token of [a1, a2, b]) assert.equal((await me(platform.app, token.accessToken)).statusCode, 200, 'cached')
+    const withdrawn = await platform.app.inject({ method: 'DELETE', url: `/sandbox/apps/${appA.app_id}/users/${user.user_id}/consent` })
+    assert.deepEqual(withdrawn.json(), { withdrawn: true })
+    assert.equal((await me(platform.app, a1.accessToken)).statusCode, 401)
+    assert.equal((await me(platform.app, a2.accessToken)).statusCode, 401)
+    assert.equal((await me(platform.app, b.accessToken)).statusCode, 200)
+    const again = await sb.authenticate(appA.app_id, user.user_id, ['username'])
+    assert.equal(again.user.uid, a1.user.uid, 'the uid stays')
+    assert.equal((await me(platform.app, again.accessToken)).statusCode, 200)
+    const unknown = await platform.app.inject({ method: 'DELETE', url: `/sandbox/apps/${appB.app_id}/users/usr_nobody/consent` })
+    assert.equal(unknown.statusCode, 404)
+  })
+
+  it('a revocation made by another process takes effect here within a second', {
+    skip: TEST_DB !== 'postgres' && 'PGlite is one process',
+  }, async () => {
+    const other = await startPlatform({ sharing: platform })
+    try {
+      const sb = sandbox(platform.app)
+      const app = await sb.createApp()
+      const user = await sb.createUser()
+      const token = await sb.authenticate(app.app_id, user.user_id, ['username'])
+      const member = await sb.authenticate(app.app_id, user.user_id, ['username'])
+      // Both processes have verified (and cached) both tokens.
+      for (const t of [token, member]) {
+        assert.equal((await me(platform.app, t.accessToken)).statusCode, 200)
+        assert.equal((await me(other.app, t.accessToken)).statusCode, 200)
+      }
+      for (const [revoke, victim] of [
+        [() => sandbox(other.app).revokeToken(token.accessToken), token],
+        [() => other.app.inject({ method: 'DELETE', url: `/sandbox/apps/${app.app_id}/users/${user.user_id}/consent` }), member],
+      ] as const) {
+        await revoke()
+        const revokedAt = Date.now()
+        let status = 200
+        while (status === 200 && Date.now() - revokedAt < 3000) {
+          status = (await me(platform.app, victim.accessToken)).statusCode
+          if (status === 200) await new Promise((resolve) => setTimeout(resolve, 20))
+        }
+        const took = Date.now() - revokedAt
+        assert.equal(status, 401)
+        assert.ok(took <= 1000, `refused after ${took} ms`)
+      }
+    } finally {
+      await other.close()
+    }
   })
 })
