@@ -1,10 +1,11 @@
 /**
  * Shared machinery of the benchmark: child servers, readiness, seeding through the sandbox API,
- * load with autocannon, RSS sampling, Markdown tables. The scenarios (bench/scenarios.ts) and the
- * orchestrator (bench/run.ts) are built from these.
+ * load with autocannon (request scenarios), multi-request flows with fetch (flow scenarios: the
+ * payment lifecycles), pgbench, RSS sampling, Markdown tables. The scenarios (bench/scenarios.ts)
+ * and the orchestrator (bench/run.ts) are built from these.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
-import { randomInt } from 'node:crypto'
+import { randomBytes, randomInt } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { createServer } from 'node:net'
 import os from 'node:os'
@@ -369,6 +370,16 @@ export interface SeedOptions {
   tag: string
 }
 
+/** The value at a dotted path of a parsed JSON answer (`jsonAt(body, 'status.developer_completed')`); undefined when absent. */
+export function jsonAt(value: unknown, path: string): unknown {
+  let current = value
+  for (const key of path.split('.')) {
+    if (typeof current !== 'object' || current === null) return undefined
+    current = (current as Record<string, unknown>)[key]
+  }
+  return current
+}
+
 function stringField(value: unknown, key: string, what: string): string {
   if (typeof value === 'object' && value !== null) {
     const found = (value as Record<string, unknown>)[key]
@@ -429,6 +440,69 @@ export async function seed(baseUrl: string, options: SeedOptions): Promise<Fixtu
   return { apps, users, seedMs: performance.now() - startedAt }
 }
 
+/** One flow worker's own app (with its wallet, whose seed signs A2U transactions) and its own users of that app. */
+export interface FlowTeam {
+  app: SeededApp & { walletAddress: string; walletSeed: string; network: string }
+  users: FlowUser[]
+}
+
+export interface FlowUser {
+  userId: string
+  /** The user's uid in the team's app (what A2U payments are addressed to). */
+  uid: string
+  accessToken: string
+}
+
+export interface FlowSeedOptions {
+  teams: number
+  usersPerTeam: number
+  concurrency: number
+  tag: string
+}
+
+/** The scopes a user grants the flow apps: wallet_address is what lets an app pay the user (A2U). */
+export const FLOW_SCOPES = ['username', 'payments', 'wallet_address'] as const
+
+/**
+ * The payment flows' data: one app per worker (an app account signs its transactions one sequence
+ * number at a time, and a user has one open payment per app), each with its own users, signed in
+ * to that app with FLOW_SCOPES. Made apart from seed()'s users, so GET /v2/me measures what it did.
+ */
+export async function seedFlowTeams(baseUrl: string, options: FlowSeedOptions): Promise<{ teams: FlowTeam[]; seedMs: number }> {
+  const startedAt = performance.now()
+  const apps = await mapLimit(options.teams, options.concurrency, async (index) => {
+    const name = `Bench Flow App ${index + 1}`
+    const created = await postJson(`${baseUrl}/sandbox/apps`, { name }, 201)
+    const wallet = jsonAt(created, 'wallet')
+    return {
+      appId: stringField(created, 'app_id', 'create app'),
+      name,
+      apiKey: stringField(created, 'api_key', 'create app'),
+      walletAddress: stringField(wallet, 'address', 'create app'),
+      walletSeed: stringField(wallet, 'seed', 'create app'),
+      network: stringField(created, 'network', 'create app'),
+    }
+  })
+  const users = await mapLimit(options.teams * options.usersPerTeam, options.concurrency, async (index) => {
+    const team = Math.floor(index / options.usersPerTeam)
+    const app = apps[team]
+    if (app === undefined) throw new Error('seedFlowTeams: no app for a user')
+    const created = await postJson(`${baseUrl}/sandbox/users`, { username: `f${options.tag}_${team}_${index % options.usersPerTeam}` }, 201)
+    const userId = stringField(created, 'user_id', 'create user')
+    const signedIn = await postJson(`${baseUrl}/sandbox/apps/${app.appId}/authenticate`, { user_id: userId, scopes: FLOW_SCOPES }, 200)
+    return {
+      team,
+      user: {
+        userId,
+        uid: stringField(jsonAt(signedIn, 'user'), 'uid', 'authenticate'),
+        accessToken: stringField(signedIn, 'accessToken', 'authenticate'),
+      },
+    }
+  })
+  const teams = apps.map((app, team) => ({ app, users: users.filter((entry) => entry.team === team).map((entry) => entry.user) }))
+  return { teams, seedMs: performance.now() - startedAt }
+}
+
 /** Hands out items in a random order, every item once before any repeats, then reshuffles. */
 export class Deck<T> {
   private readonly order: T[]
@@ -486,6 +560,8 @@ export interface ScenarioContext {
   quick: boolean
   /** The apps, users and tokens seeded on this server; seeded on first use, then shared by every scenario. */
   fixtures(): Promise<Fixtures>
+  /** One team (app + users) per flow worker, seeded on first use, then shared by every flow scenario. */
+  flowTeams(): Promise<FlowTeam[]>
 }
 
 /** A scenario as written: typed setup state handed to the request builder. */
@@ -498,15 +574,20 @@ export interface ScenarioDefinition<S> {
   request(state: S): RequestSpec
 }
 
-/** A scenario as the harness runs it, its state type hidden behind the request builder. */
-export interface Scenario {
+/** A request scenario as the harness runs it (with autocannon), its state type hidden behind the request builder. */
+export interface RequestScenario {
+  kind: 'request'
   name: string
   backends: readonly Backend[]
   prepare(context: ScenarioContext): Promise<RequestBuilder>
 }
 
-export function defineScenario<S>(definition: ScenarioDefinition<S>): Scenario {
+/** What the harness measures: single requests (autocannon) or multi-request flows (runFlow). */
+export type Scenario = RequestScenario | FlowScenario
+
+export function defineScenario<S>(definition: ScenarioDefinition<S>): RequestScenario {
   return {
+    kind: 'request',
     name: definition.name,
     backends: definition.backends,
     async prepare(context) {
@@ -596,6 +677,363 @@ export async function probe(baseUrl: string, build: RequestBuilder): Promise<voi
 }
 
 // ---------------------------------------------------------------------------------------------
+// Flows: a lifecycle of several requests, looped by a fixed number of workers.
+
+/** A refused step of a lifecycle: `key` groups alike failures in the report (step, status, error code). */
+export class FlowError extends Error {
+  constructor(
+    readonly key: string,
+    message: string,
+  ) {
+    super(message)
+    this.name = 'FlowError'
+  }
+}
+
+export interface FlowCallOptions {
+  headers?: Record<string, string>
+  /** Sent as application/json. */
+  json?: unknown
+  /** Sent as application/x-www-form-urlencoded (what stellar-sdk sends to Horizon). */
+  form?: Record<string, string>
+  /** The one status that is a success; any other is a FlowError. */
+  expect: number
+}
+
+/** What a lifecycle talks to the server with: timed steps over keep-alive connections (fetch, i.e. undici's pool). */
+export interface FlowClient {
+  /** Sends one request as the step `step`; answers its parsed JSON body; throws a FlowError unless the status is `expect`. */
+  call(step: string, method: 'GET' | 'POST', path: string, options: FlowCallOptions): Promise<unknown>
+  /** Runs local work (building and signing a transaction) as a timed step. */
+  time<T>(step: string, work: () => T): T
+  /** A request whose outcome does not matter (cleaning up after a failure); never throws, not timed. */
+  attempt(method: 'GET' | 'POST', path: string, headers?: Record<string, string>): Promise<void>
+}
+
+/** One whole lifecycle of one worker; throws (a FlowError, preferably) when any step did not answer as expected. */
+export type Lifecycle = (client: FlowClient) => Promise<void>
+
+export interface PreparedFlow {
+  /** One per concurrent worker; each is looped by its own worker, never two at once. */
+  lifecycles: Lifecycle[]
+  /** After the run: what the server's state says went wrong (nothing, normally). */
+  verify(): Promise<string[]>
+}
+
+/** A flow scenario as the harness runs it (with runFlow). */
+export interface FlowScenario {
+  kind: 'flow'
+  name: string
+  backends: readonly Backend[]
+  /** What one completed flow is called in the report ("lifecycles"). */
+  unit: string
+  prepare(context: ScenarioContext): Promise<PreparedFlow>
+}
+
+/** A flow scenario as written: one typed state per worker, handed to each of its lifecycles. */
+export interface FlowDefinition<W> {
+  name: string
+  backends: readonly Backend[]
+  unit?: string
+  /** Runs once on each server before the warm-up: answers one state per worker (its app, its users, its account). */
+  setup(context: ScenarioContext): Promise<W[]>
+  /** One lifecycle of one worker. */
+  lifecycle(worker: W, client: FlowClient): Promise<void>
+  /** After the run: problems the server's state shows (open payments left, sequences that drifted). */
+  verify?(workers: readonly W[], baseUrl: string): Promise<string[]>
+}
+
+export function defineFlow<W>(definition: FlowDefinition<W>): FlowScenario {
+  return {
+    kind: 'flow',
+    name: definition.name,
+    backends: definition.backends,
+    unit: definition.unit ?? 'lifecycles',
+    async prepare(context) {
+      const workers = await definition.setup(context)
+      return {
+        lifecycles: workers.map((worker) => (client: FlowClient) => definition.lifecycle(worker, client)),
+        verify: async () => (definition.verify === undefined ? [] : definition.verify(workers, context.baseUrl)),
+      }
+    },
+  }
+}
+
+/** Reads a JSON answer with the expected status, for setup and verification outside the measured flow. */
+export async function getJson(url: string, headers: Record<string, string> = {}): Promise<unknown> {
+  const response = await fetch(url, { headers, signal: AbortSignal.timeout(30_000) })
+  const text = await response.text()
+  if (response.status !== 200) throw new Error(`GET ${new URL(url).pathname}: HTTP ${response.status}: ${text.slice(0, 500)}`)
+  return JSON.parse(text) as unknown
+}
+
+/** The error code a refusal carries: Plinth's `error`, or a Horizon problem's transaction result code or type. */
+function refusalCode(body: unknown): string | undefined {
+  for (const path of ['error', 'extras.result_codes.transaction', 'type']) {
+    const found = jsonAt(body, path)
+    if (typeof found === 'string') return path === 'type' ? found.slice(found.lastIndexOf('/') + 1) : found
+  }
+  return undefined
+}
+
+/** A worker's client: records the steps of the current lifecycle. */
+class WorkerClient implements FlowClient {
+  steps: Array<{ name: string; ms: number }> = []
+  requests = 0
+
+  constructor(private readonly baseUrl: string) {}
+
+  reset(): void {
+    this.steps = []
+    this.requests = 0
+  }
+
+  async call(step: string, method: 'GET' | 'POST', path: string, options: FlowCallOptions): Promise<unknown> {
+    const headers: Record<string, string> = { ...options.headers }
+    let body: string | undefined
+    if (options.json !== undefined) {
+      headers['content-type'] = 'application/json'
+      body = JSON.stringify(options.json)
+    } else if (options.form !== undefined) {
+      headers['content-type'] = 'application/x-www-form-urlencoded'
+      body = new URLSearchParams(options.form).toString()
+    }
+    const startedAt = performance.now()
+    this.requests++
+    let status: number
+    let text: string
+    try {
+      const response = await fetch(`${this.baseUrl}${path}`, { method, headers, body, signal: AbortSignal.timeout(30_000) })
+      status = response.status
+      text = await response.text()
+    } catch (error) {
+      const name = error instanceof Error ? error.name : 'Error'
+      throw new FlowError(`${step}: ${name}`, `${step}: ${method} ${path}: ${describeError(error)}`)
+    } finally {
+      this.steps.push({ name: step, ms: performance.now() - startedAt })
+    }
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(text) as unknown
+    } catch {
+      parsed = undefined
+    }
+    if (status !== options.expect) {
+      const code = refusalCode(parsed)
+      throw new FlowError(
+        `${step}: HTTP ${status}${code === undefined ? '' : ` ${code}`}`,
+        `${step}: ${method} ${path}: HTTP ${status} (expected ${options.expect}): ${text.slice(0, 600)}`,
+      )
+    }
+    if (parsed === undefined)
+      throw new FlowError(`${step}: not JSON`, `${step}: ${method} ${path}: the answer is not JSON: ${text.slice(0, 200)}`)
+    return parsed
+  }
+
+  time<T>(step: string, work: () => T): T {
+    const startedAt = performance.now()
+    try {
+      return work()
+    } finally {
+      this.steps.push({ name: step, ms: performance.now() - startedAt })
+    }
+  }
+
+  async attempt(method: 'GET' | 'POST', path: string, headers: Record<string, string> = {}): Promise<void> {
+    try {
+      const response = await fetch(`${this.baseUrl}${path}`, { method, headers, signal: AbortSignal.timeout(10_000) })
+      await response.arrayBuffer()
+    } catch {
+      // Cleaning up is best effort.
+    }
+  }
+}
+
+/** A string field of a lifecycle's answer, or a FlowError naming the step. */
+export function flowString(body: unknown, path: string, step: string): string {
+  const found = jsonAt(body, path)
+  if (typeof found !== 'string')
+    throw new FlowError(`${step}: unexpected answer`, `${step}: no string ${path} in ${JSON.stringify(body).slice(0, 600)}`)
+  return found
+}
+
+/** Checks a field of a lifecycle's answer, or throws a FlowError naming the step. */
+export function flowExpect(body: unknown, path: string, expected: unknown, step: string): void {
+  const found = jsonAt(body, path)
+  if (found !== expected) {
+    throw new FlowError(
+      `${step}: ${path} is not ${JSON.stringify(expected)}`,
+      `${step}: ${path} is ${JSON.stringify(found)}, expected ${JSON.stringify(expected)}: ${JSON.stringify(body).slice(0, 600)}`,
+    )
+  }
+}
+
+export interface FlowOptions {
+  baseUrl: string
+  lifecycles: readonly Lifecycle[]
+  warmupSeconds: number
+  durationSeconds: number
+  /** Called when the measured window opens (start sampling CPU and RSS here) and when it closes. */
+  onMeasureStart?: () => void
+  onMeasureEnd?: () => void
+}
+
+export interface FlowFailure {
+  key: string
+  count: number
+  /** The first failure's full message. */
+  example: string
+}
+
+export interface FlowResult {
+  /** Lifecycles completed inside the measured window, per second of it. */
+  lifecyclesPerSecond: number
+  lifecycles: number
+  measuredSeconds: number
+  /** Per lifecycle, first request sent to last answer read, in ms. */
+  latencyP50: number
+  latencyP99: number
+  latencyMax: number
+  /** Lifecycles that failed in the measured window or while draining after it. */
+  errors: number
+  warmupLifecycles: number
+  warmupErrors: number
+  failures: FlowFailure[]
+  /** Mean ms each step adds to a counted lifecycle, in the order the steps first ran. */
+  steps: Array<{ name: string; meanMs: number }>
+  /** Mean HTTP requests per counted lifecycle. */
+  requestsPerLifecycle: number
+}
+
+function percentile(sorted: readonly number[], fraction: number): number {
+  if (sorted.length === 0) return 0
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))] ?? 0
+}
+
+/**
+ * Loops each lifecycle in its own worker (all of them concurrently) for a warm-up that is not
+ * counted, then for the measured window; a lifecycle counts when it completes inside the window.
+ * At the end every worker finishes the lifecycle it is in (so no payment is left half done), and
+ * those are not counted. A failed lifecycle is an error; its worker pauses 50 ms and goes on.
+ */
+export async function runFlow(options: FlowOptions): Promise<FlowResult> {
+  type Phase = 'warmup' | 'measure' | 'drain'
+  let phase: Phase = 'warmup'
+  let measureStartedAt = 0
+  let measureEndedAt = 0
+  const latencies: number[] = []
+  const stepTotals = new Map<string, number>()
+  let requests = 0
+  let warmupLifecycles = 0
+  let warmupErrors = 0
+  let errors = 0
+  const failures = new Map<string, FlowFailure>()
+
+  const closeAt = (options.warmupSeconds + options.durationSeconds) * 1000
+  const openTimer = setTimeout(() => {
+    phase = 'measure'
+    measureStartedAt = performance.now()
+    options.onMeasureStart?.()
+  }, options.warmupSeconds * 1000)
+  const closeTimer = setTimeout(() => {
+    phase = 'drain'
+    measureEndedAt = performance.now()
+    options.onMeasureEnd?.()
+  }, closeAt)
+  const onSignal = () => {
+    phase = 'drain'
+  }
+  process.once('SIGINT', onSignal)
+
+  const worker = async (lifecycle: Lifecycle) => {
+    const client = new WorkerClient(options.baseUrl)
+    while (phase !== 'drain') {
+      client.reset()
+      const startedAt = performance.now()
+      try {
+        await lifecycle(client)
+      } catch (error) {
+        if (phase === 'warmup') warmupErrors++
+        else errors++
+        const key = error instanceof FlowError ? error.key : `unexpected: ${error instanceof Error ? error.name : 'error'}`
+        const failure = failures.get(key)
+        if (failure === undefined) failures.set(key, { key, count: 1, example: describeError(error) })
+        else failure.count++
+        await sleep(50)
+        continue
+      }
+      if (phase === 'warmup') {
+        warmupLifecycles++
+      } else if (phase === 'measure') {
+        latencies.push(performance.now() - startedAt)
+        requests += client.requests
+        for (const step of client.steps) stepTotals.set(step.name, (stepTotals.get(step.name) ?? 0) + step.ms)
+      }
+    }
+  }
+
+  try {
+    await Promise.all(options.lifecycles.map(worker))
+  } finally {
+    clearTimeout(openTimer)
+    clearTimeout(closeTimer)
+    process.off('SIGINT', onSignal)
+  }
+  if (measureEndedAt === 0) throw new Error('the flow stopped before its measured window closed')
+
+  const measuredSeconds = (measureEndedAt - measureStartedAt) / 1000
+  const sorted = [...latencies].sort((a, b) => a - b)
+  const count = latencies.length
+  return {
+    lifecyclesPerSecond: measuredSeconds > 0 ? count / measuredSeconds : 0,
+    lifecycles: count,
+    measuredSeconds,
+    latencyP50: percentile(sorted, 0.5),
+    latencyP99: percentile(sorted, 0.99),
+    latencyMax: sorted[sorted.length - 1] ?? 0,
+    errors,
+    warmupLifecycles,
+    warmupErrors,
+    failures: [...failures.values()].sort((a, b) => b.count - a.count),
+    steps: [...stepTotals].map(([name, total]) => ({ name, meanMs: count === 0 ? 0 : total / count })),
+    requestsPerLifecycle: count === 0 ? 0 : requests / count,
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The ledger's books, read through the sandbox API.
+
+export interface LedgerCheck {
+  ok: boolean
+  totalBalances: string
+  totalFunded: string
+  totalFees: string
+  negativeBalances: number
+  mismatchedAccounts: number
+}
+
+/** `GET /sandbox/ledger/check`: balances = funded − fees burned, none negative, every account's history adds up. */
+export async function ledgerCheck(baseUrl: string): Promise<LedgerCheck> {
+  const body = await getJson(`${baseUrl}/sandbox/ledger/check`)
+  const text = (key: string) => {
+    const found = jsonAt(body, key)
+    return typeof found === 'string' ? found : String(found)
+  }
+  const count = (key: string) => {
+    const found = jsonAt(body, key)
+    return typeof found === 'number' ? found : Number.NaN
+  }
+  return {
+    ok: jsonAt(body, 'ok') === true,
+    totalBalances: text('total_balances'),
+    totalFunded: text('total_funded'),
+    totalFees: text('total_fees'),
+    negativeBalances: count('negative_balances'),
+    mismatchedAccounts: count('mismatched_accounts'),
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // PostgreSQL.
 
 export async function pgIsReady(host: string): Promise<boolean> {
@@ -629,6 +1067,102 @@ export async function dropSchema(url: string, schema: string): Promise<void> {
   await withPgClient(url, async (client) => {
     await client.query(`drop schema if exists "${schema}" cascade`)
   })
+}
+
+// ---------------------------------------------------------------------------------------------
+// pgbench: what the same PostgreSQL server does with PostgreSQL's own small write transactions.
+
+/** `pgbench --version`, or undefined when pgbench is not installed. */
+export async function pgbenchVersion(): Promise<string | undefined> {
+  try {
+    const { stdout } = await execFileAsync('pgbench', ['--version'], { timeout: 5_000 })
+    return stdout.trim()
+  } catch {
+    return undefined
+  }
+}
+
+export interface PgbenchOptions {
+  scale: number
+  clients: number
+  threads: number
+  seconds: number
+}
+
+export interface PgbenchResult extends PgbenchOptions {
+  tps: number
+  latencyAverageMs: number | undefined
+  transactions: number | undefined
+  failedTransactions: number | undefined
+  initSeconds: number
+  /** CPU the whole machine used during the run, in % of one core (pgbench and PostgreSQL share it). */
+  machineCpuPercent: number | undefined
+}
+
+/** libpq's environment for the server of a postgres:// URL, with another database. */
+function libpqEnv(url: string, database: string): NodeJS.ProcessEnv {
+  const parsed = new URL(url)
+  const env: NodeJS.ProcessEnv = { ...cleanEnv(), PGDATABASE: database }
+  const host = parsed.searchParams.get('host') ?? parsed.hostname.replace(/^\[|\]$/g, '')
+  if (host !== '') env.PGHOST = host
+  if (parsed.port !== '') env.PGPORT = parsed.port
+  if (parsed.username !== '') env.PGUSER = decodeURIComponent(parsed.username)
+  if (parsed.password !== '') env.PGPASSWORD = decodeURIComponent(parsed.password)
+  return env
+}
+
+/**
+ * `pgbench -i -s <scale>` into a scratch database `bench_pgbench_<hex>` made for the purpose, then
+ * `pgbench -b tpcb-like -c <clients> -j <threads> -T <seconds>`; the database is dropped afterwards
+ * (or on failure/Ctrl-C).
+ */
+export async function runPgbench(url: string, options: PgbenchOptions): Promise<PgbenchResult> {
+  const database = `bench_pgbench_${randomBytes(4).toString('hex')}`
+  const drop = async () => {
+    await withPgClient(url, async (client) => {
+      await client.query(`drop database if exists "${database}" with (force)`)
+    })
+    log(`dropped database ${database}`)
+  }
+  await withPgClient(url, async (client) => {
+    await client.query(`create database "${database}"`)
+  })
+  const unregister = onCleanup(drop)
+  try {
+    const env = libpqEnv(url, database)
+    const initStartedAt = performance.now()
+    await execFileAsync('pgbench', ['-i', '-s', String(options.scale), '-q'], { env, timeout: 300_000, maxBuffer: 16 * 1024 * 1024 })
+    const initSeconds = (performance.now() - initStartedAt) / 1000
+    const busyBefore = readMachineBusyMs()
+    const runStartedAt = performance.now()
+    const { stdout } = await execFileAsync(
+      'pgbench',
+      ['-b', 'tpcb-like', '-c', String(options.clients), '-j', String(options.threads), '-T', String(options.seconds)],
+      { env, timeout: (options.seconds + 120) * 1000, maxBuffer: 16 * 1024 * 1024 },
+    )
+    const busyAfter = readMachineBusyMs()
+    const wallMs = performance.now() - runStartedAt
+    // pgbench 14+ prints one tps line "(without initial connection time)"; older ones two, the second "excluding connections establishing".
+    const tpsLines = [...stdout.matchAll(/^tps = ([\d.]+) \(([^)]*)\)/gm)]
+    const tps = tpsLines.find((match) => /without|excluding/.test(match[2] ?? '')) ?? tpsLines[0]
+    if (tps?.[1] === undefined) throw new Error(`pgbench printed no "tps = …" line:\n${stdout}`)
+    const number = (pattern: RegExp) => {
+      const found = pattern.exec(stdout)?.[1]
+      return found === undefined ? undefined : Number(found)
+    }
+    return {
+      ...options,
+      tps: Number(tps[1]),
+      latencyAverageMs: number(/^latency average = ([\d.]+) ms/m),
+      transactions: number(/^number of transactions actually processed: (\d+)/m),
+      failedTransactions: number(/^number of failed transactions: (\d+)/m),
+      initSeconds,
+      machineCpuPercent: busyBefore === undefined || busyAfter === undefined ? undefined : ((busyAfter - busyBefore) / wallMs) * 100,
+    }
+  } finally {
+    unregister()
+    await drop()
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
