@@ -1,5 +1,6 @@
-import { Keypair, StrKey, Transaction, xdr } from '@stellar/stellar-base'
+import { Transaction, xdr } from '@stellar/stellar-base'
 import { tryParseAmount } from './amounts.js'
+import { isAccountId as isEd25519Address, verifySignature } from './ed25519.js'
 
 /**
  * The ledger's rules, as pure functions of a decoded envelope, the platform time and a
@@ -192,7 +193,7 @@ function decodeOperation(op: Transaction['operations'][number], txSource: string
 
 /** A plain G… account id (muxed M… addresses are not supported). */
 export function isAccountId(address: string): boolean {
-  return StrKey.isValidEd25519PublicKey(address)
+  return isEd25519Address(address)
 }
 
 export function feeFor(operationCount: number): bigint {
@@ -241,10 +242,17 @@ export function checkStateless(tx: DecodedTransaction, nowSeconds: bigint): Refu
  * signature must belong to one of them. Each account's only signer is its own key.
  */
 export function authorize(tx: DecodedTransaction): { network: LedgerNetwork; hash: Buffer } | Refusal {
+  // Each (signer, network, signature) is verified at most once: finding the network and then
+  // matching signatures to signers would otherwise check the source's signature twice.
+  const verified = new Map<string, boolean>()
   const verifies = (address: string, hash: Buffer, signature: { hint: Buffer; signature: Buffer }): boolean => {
-    if (!isAccountId(address)) return false
-    const key = Keypair.fromPublicKey(address)
-    return key.signatureHint().equals(signature.hint) && key.verify(hash, signature.signature)
+    const memo = `${address}|${hash.toString('hex')}|${tx.signatures.indexOf(signature)}`
+    let ok = verified.get(memo)
+    if (ok === undefined) {
+      ok = verifySignature(address, hash, signature)
+      verified.set(memo, ok)
+    }
+    return ok
   }
   const network = LEDGER_NETWORKS.find((candidate) => tx.signatures.some((s) => verifies(tx.source, tx.hashes[candidate], s)))
   if (network === undefined) {

@@ -1,10 +1,11 @@
-import { Account, Asset, Keypair, Memo, Operation, TransactionBuilder } from '@stellar/stellar-base'
+import { Account, Asset, Memo, Operation, TransactionBuilder } from '@stellar/stellar-base'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock/clock.js'
 import type { DB } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import type { TokenPrincipal } from '../http/auth.js'
 import { ApiError } from '../http/errors.js'
+import { signWithSeed } from '../ledger/ed25519.js'
 import { randomToken } from '../lib/crypto.js'
 import { type PaymentDTO, toPaymentDTO } from './payment-dto.js'
 import { checkAmount, checkMemo, checkMetadata } from './payment-input.js'
@@ -293,7 +294,7 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
           .addOperation(Operation.payment({ destination: row.to_address, asset: Asset.native(), amount: row.amount }))
           .addMemo(Memo.text(row.identifier))
           .build()
-        tx.sign(Keypair.fromSecret(seed))
+        tx.signatures.push(signWithSeed(seed, tx.hash()))
         const result = await ledger.submit(tx.toEnvelope().toXDR('base64'))
         if (result.ok) return dto(await readForUser(principal, id))
         // A concurrent submit (or another payment of this user) took the sequence: look again.
