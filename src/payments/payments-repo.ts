@@ -18,6 +18,12 @@ export interface NewPayment {
   created_at: Date
 }
 
+/** Whether a database error is the one-open-payment index refusing a second open payment. */
+export function isOpenPaymentConflict(error: unknown): boolean {
+  const e = error as { code?: unknown; constraint?: unknown; message?: unknown }
+  return e.code === '23505' && (e.constraint === 'payments_one_open' || String(e.message).includes('payments_one_open'))
+}
+
 /** Still holding the user's one open slot: neither completed nor cancelled by anyone. */
 const OPEN = sql<boolean>`not developer_completed and not cancelled and not user_cancelled`
 
@@ -60,23 +66,32 @@ export function paymentsRepo(db: Kysely<DB>) {
         .executeTakeFirst()
     },
 
-    /** The recipient of an app-to-user payment: the app's member with this uid, with consent and wallet. */
+    /** The recipient of an app-to-user payment (the app's member with this uid, with consent and wallet) and the app's wallet. */
     async findMember(
       appId: string,
       uid: string,
-    ): Promise<{ user_id: string; uid: string; scopes: string[]; wallet_address: string } | undefined> {
+    ): Promise<
+      | { user_id: string; uid: string; scopes: string[]; wallet_address: string; app_wallet: string; network: PaymentRow['network'] }
+      | undefined
+    > {
       return db
         .selectFrom('app_users as au')
         .innerJoin('users as u', 'u.id', 'au.user_id')
-        .select(['au.user_id', 'au.uid', 'au.scopes', 'u.wallet_address'])
+        .innerJoin('apps as a', 'a.id', 'au.app_id')
+        .select(['au.user_id', 'au.uid', 'au.scopes', 'u.wallet_address', 'a.wallet_address as app_wallet', 'a.network'])
         .where('au.app_id', '=', appId)
         .where('au.uid', '=', uid)
         .executeTakeFirst()
     },
 
-    /** Serialises payment creation per user and app, so the one-open rule never needs a retry loop. */
-    async lockMember(appId: string, userId: string): Promise<void> {
-      await db.selectFrom('app_users').select('uid').where('app_id', '=', appId).where('user_id', '=', userId).forUpdate().execute()
+    /** The two wallets of a user-to-app payment, and the app's network. */
+    async findParties(appId: string, userId: string): Promise<{ app_wallet: string; user_wallet: string; network: PaymentRow['network'] }> {
+      return db
+        .selectFrom('apps')
+        .innerJoin('users', (join) => join.on('users.id', '=', userId))
+        .select(['apps.wallet_address as app_wallet', 'apps.network', 'users.wallet_address as user_wallet'])
+        .where('apps.id', '=', appId)
+        .executeTakeFirstOrThrow()
     },
 
     async approve(identifier: string, appId: string, now: Date, createdAfter: Date): Promise<PaymentRow | undefined> {

@@ -2,7 +2,6 @@ import { Account, Asset, Memo, Operation, TransactionBuilder } from '@stellar/st
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock/clock.js'
 import type { DB } from '../db/schema.js'
-import { inTransaction } from '../db/transaction.js'
 import type { TokenPrincipal } from '../http/auth.js'
 import { ApiError } from '../http/errors.js'
 import { signWithSeed } from '../ledger/ed25519.js'
@@ -10,7 +9,7 @@ import { randomToken } from '../lib/crypto.js'
 import { type PaymentDTO, toPaymentDTO } from './payment-dto.js'
 import { checkAmount, checkMemo, checkMetadata } from './payment-input.js'
 import { approvalExpired, decide, type Move } from './payment-state.js'
-import { type PaymentRow, paymentsRepo } from './payments-repo.js'
+import { isOpenPaymentConflict, type PaymentRow, paymentsRepo } from './payments-repo.js'
 
 /** What payments need of the ledger: narrow, so the ledger never depends on payments. */
 export interface PaymentsLedger {
@@ -136,36 +135,37 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
         throw new ApiError('invalid_arguments', 'payment.uid must be the app-specific uid of the recipient.')
       }
       const uid = input.uid
-      const row = await inTransaction(db, async (trx) => {
-        const txRepo = paymentsRepo(trx)
-        const app = await trx.selectFrom('apps').select(['wallet_address', 'network']).where('id', '=', appId).executeTakeFirstOrThrow()
-        const member = await txRepo.findMember(appId, uid)
-        if (member === undefined) throw new ApiError('user_not_found', `No user with uid ${uid} has signed in to this app.`)
-        if (!member.scopes.includes('wallet_address')) {
-          throw new ApiError(
-            'missing_scope',
-            'The user has not granted this app the wallet_address scope, which app-to-user payments need.',
-          )
+      const member = await repo.findMember(appId, uid)
+      if (member === undefined) throw new ApiError('user_not_found', `No user with uid ${uid} has signed in to this app.`)
+      if (!member.scopes.includes('wallet_address')) {
+        throw new ApiError('missing_scope', 'The user has not granted this app the wallet_address scope, which app-to-user payments need.')
+      }
+      // The one-open-payment rule is the unique index: insert, and on a conflict say which payment blocks.
+      for (let attempt = 0; attempt < 3; attempt++) {
+        try {
+          const row = await repo.insert({
+            identifier: newIdentifier(),
+            app_id: appId,
+            user_id: member.user_id,
+            user_uid: member.uid,
+            direction: 'app_to_user',
+            amount,
+            memo,
+            metadata,
+            from_address: member.app_wallet,
+            to_address: member.wallet_address,
+            network: member.network,
+            created_at: clock.now(),
+          })
+          return dto(row)
+        } catch (error) {
+          if (!isOpenPaymentConflict(error)) throw error
+          const open = await repo.findOpen(appId, member.user_id, 'app_to_user')
+          if (open !== undefined) throw ongoing(open)
+          // It closed in between: try again.
         }
-        await txRepo.lockMember(appId, member.user_id)
-        const open = await txRepo.findOpen(appId, member.user_id, 'app_to_user')
-        if (open !== undefined) throw ongoing(open)
-        return txRepo.insert({
-          identifier: newIdentifier(),
-          app_id: appId,
-          user_id: member.user_id,
-          user_uid: member.uid,
-          direction: 'app_to_user',
-          amount,
-          memo,
-          metadata,
-          from_address: app.wallet_address,
-          to_address: member.wallet_address,
-          network: app.network,
-          created_at: clock.now(),
-        })
-      })
-      return dto(row)
+      }
+      throw new ApiError('ongoing_payment_found', 'Another payment for this user keeps being created; try again.')
     },
 
     /**
@@ -180,37 +180,36 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
       const amount = checked(checkAmount(input.amount))
       const memo = checked(checkMemo(input.memo))
       const metadata = checked(checkMetadata(input.metadata))
-      const now = clock.now()
-      const row = await inTransaction(db, async (trx) => {
-        const txRepo = paymentsRepo(trx)
-        await txRepo.lockMember(principal.appId, principal.userId)
-        const open = await txRepo.findOpen(principal.appId, principal.userId, 'user_to_app')
-        if (open !== undefined) {
+      const parties = await repo.findParties(principal.appId, principal.userId)
+      // The one-open-payment rule is the unique index: insert; on a conflict, the open payment is
+      // cancelled if it has no transaction yet (then insert again), or blocks if it was paid.
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const now = clock.now()
+        try {
+          const row = await repo.insert({
+            identifier: newIdentifier(),
+            app_id: principal.appId,
+            user_id: principal.userId,
+            user_uid: principal.uid,
+            direction: 'user_to_app',
+            amount,
+            memo,
+            metadata,
+            from_address: parties.user_wallet,
+            to_address: parties.app_wallet,
+            network: parties.network,
+            created_at: now,
+          })
+          return dto(row)
+        } catch (error) {
+          if (!isOpenPaymentConflict(error)) throw error
+          const open = await repo.findOpen(principal.appId, principal.userId, 'user_to_app')
+          if (open === undefined) continue
           if (open.txid !== null) throw ongoing(open)
-          await txRepo.cancel(open.identifier, principal.appId, now)
+          await repo.cancel(open.identifier, principal.appId, now)
         }
-        const parties = await trx
-          .selectFrom('apps')
-          .innerJoin('users', (join) => join.on('users.id', '=', principal.userId))
-          .select(['apps.wallet_address as app_wallet', 'apps.network', 'users.wallet_address as user_wallet'])
-          .where('apps.id', '=', principal.appId)
-          .executeTakeFirstOrThrow()
-        return txRepo.insert({
-          identifier: newIdentifier(),
-          app_id: principal.appId,
-          user_id: principal.userId,
-          user_uid: principal.uid,
-          direction: 'user_to_app',
-          amount,
-          memo,
-          metadata,
-          from_address: parties.user_wallet,
-          to_address: parties.app_wallet,
-          network: parties.network,
-          created_at: now,
-        })
-      })
-      return dto(row)
+      }
+      throw new ApiError('ongoing_payment_found', 'Another payment of this user keeps being created; try again.')
     },
 
     async getForApp(appId: string, id: string): Promise<PaymentDTO> {

@@ -431,6 +431,23 @@ describe('payments', () => {
       assert.equal((await s.server.incomplete()).body.incomplete_server_payments.length, 1)
     })
 
+    it('concurrent U2A creates for one user: the newest stays open, every other one is cancelled', async () => {
+      const s = await scene()
+      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => s.client.create({ amount: 1, memo: `m${i}`, metadata: {} })))
+      for (const r of results) assert.ok(r.status === 201 || r.status === 409, `status ${r.status}`)
+      const created = results.filter((r) => r.status === 201).map((r) => r.body.identifier)
+      assert.ok(created.length >= 1)
+      const states = await Promise.all(created.map(async (id) => (await s.server.get(id)).body.status))
+      assert.equal(states.filter((st) => !st.cancelled).length, 1, 'exactly one open payment')
+      const open = await platform.db
+        .selectFrom('payments')
+        .select('identifier')
+        .where('user_id', '=', s.user.user_id)
+        .where('cancelled', '=', false)
+        .execute()
+      assert.equal(open.length, 1)
+    })
+
     it('concurrent submits of one approved payment: paid once', async () => {
       const s = await scene()
       const before = await ledgerAccount(platform.app, s.user.wallet.address)
