@@ -53,10 +53,6 @@ export function paymentsRepo(db: Kysely<DB>) {
       return select().where('identifier', '=', identifier).where('app_id', '=', appId).where('user_id', '=', userId).executeTakeFirst()
     },
 
-    async findByIdentifierForUpdate(identifier: string): Promise<PaymentRow | undefined> {
-      return select().where('identifier', '=', identifier).forUpdate().executeTakeFirst()
-    },
-
     async findOpen(appId: string, userId: string, direction: PaymentRow['direction']): Promise<PaymentRow | undefined> {
       return select()
         .where('app_id', '=', appId)
@@ -82,6 +78,11 @@ export function paymentsRepo(db: Kysely<DB>) {
         .where('au.app_id', '=', appId)
         .where('au.uid', '=', uid)
         .executeTakeFirst()
+    },
+
+    /** Serialises user-to-app payment creation per user and app: a new one cancels the open one. */
+    async lockMember(appId: string, userId: string): Promise<void> {
+      await db.selectFrom('app_users').select('uid').where('app_id', '=', appId).where('user_id', '=', userId).forUpdate().execute()
     },
 
     /** The two wallets of a user-to-app payment, and the app's network. */
@@ -156,11 +157,26 @@ export function paymentsRepo(db: Kysely<DB>) {
         .execute()
     },
 
-    async link(identifier: string, txid: string, verified: boolean, now: Date): Promise<boolean> {
+    /**
+     * Links a ledger transaction sent by `payer` to the open, unlinked payment `identifier`, in one
+     * statement; verified when its single payment matches the payment's recipient, exact amount
+     * and network. Answers whether it linked.
+     */
+    async linkFromPayer(
+      identifier: string,
+      link: { txid: string; payer: string; network: string; payment: { to: string; amount: string } | undefined },
+      now: Date,
+    ): Promise<boolean> {
+      const { payment } = link
+      const verified =
+        payment === undefined
+          ? sql<boolean>`false`
+          : sql<boolean>`(to_address = ${payment.to} and amount = cast(${payment.amount} as numeric) and network = ${link.network})`
       const result = await update()
-        .set({ txid, tx_verified: verified, tx_linked_at: now })
+        .set({ txid: link.txid, tx_verified: verified, tx_linked_at: now })
         .where('identifier', '=', identifier)
         .where('txid', 'is', null)
+        .where('from_address', '=', link.payer)
         .where(OPEN)
         .executeTakeFirst()
       return result.numUpdatedRows === 1n

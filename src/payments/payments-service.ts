@@ -2,6 +2,7 @@ import { Account, Asset, Memo, Operation, TransactionBuilder } from '@stellar/st
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock/clock.js'
 import type { DB } from '../db/schema.js'
+import { inTransaction } from '../db/transaction.js'
 import type { TokenPrincipal } from '../http/auth.js'
 import { ApiError } from '../http/errors.js'
 import { signWithSeed } from '../ledger/ed25519.js'
@@ -47,15 +48,6 @@ function checked<T>(
 ): T {
   if (!result.ok) throw new ApiError(result.code, result.message)
   return result.value
-}
-
-/** Exact decimal comparison of two ledger amounts ("1.5" and "1.5000000" are equal). */
-function sameAmount(a: string, b: string): boolean {
-  const stroops = (value: string) => {
-    const [whole = '0', fraction = ''] = value.split('.')
-    return BigInt(whole) * 10_000_000n + BigInt(fraction.padEnd(7, '0').slice(0, 7))
-  }
-  return stroops(a) === stroops(b)
 }
 
 export interface PaymentsDeps {
@@ -180,36 +172,34 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
       const amount = checked(checkAmount(input.amount))
       const memo = checked(checkMemo(input.memo))
       const metadata = checked(checkMetadata(input.metadata))
-      const parties = await repo.findParties(principal.appId, principal.userId)
-      // The one-open-payment rule is the unique index: insert; on a conflict, the open payment is
-      // cancelled if it has no transaction yet (then insert again), or blocks if it was paid.
-      for (let attempt = 0; attempt < 5; attempt++) {
-        const now = clock.now()
-        try {
-          const row = await repo.insert({
-            identifier: newIdentifier(),
-            app_id: principal.appId,
-            user_id: principal.userId,
-            user_uid: principal.uid,
-            direction: 'user_to_app',
-            amount,
-            memo,
-            metadata,
-            from_address: parties.user_wallet,
-            to_address: parties.app_wallet,
-            network: parties.network,
-            created_at: now,
-          })
-          return dto(row)
-        } catch (error) {
-          if (!isOpenPaymentConflict(error)) throw error
-          const open = await repo.findOpen(principal.appId, principal.userId, 'user_to_app')
-          if (open === undefined) continue
+      const now = clock.now()
+      // Creation is serialised per user and app (a row lock on the membership): a new payment
+      // cancels the open one, so two racing creates must not cancel each other's.
+      const row = await inTransaction(db, async (trx) => {
+        const txRepo = paymentsRepo(trx)
+        await txRepo.lockMember(principal.appId, principal.userId)
+        const open = await txRepo.findOpen(principal.appId, principal.userId, 'user_to_app')
+        if (open !== undefined) {
           if (open.txid !== null) throw ongoing(open)
-          await repo.cancel(open.identifier, principal.appId, now)
+          await txRepo.cancel(open.identifier, principal.appId, now)
         }
-      }
-      throw new ApiError('ongoing_payment_found', 'Another payment of this user keeps being created; try again.')
+        const parties = await txRepo.findParties(principal.appId, principal.userId)
+        return txRepo.insert({
+          identifier: newIdentifier(),
+          app_id: principal.appId,
+          user_id: principal.userId,
+          user_uid: principal.uid,
+          direction: 'user_to_app',
+          amount,
+          memo,
+          metadata,
+          from_address: parties.user_wallet,
+          to_address: parties.app_wallet,
+          network: parties.network,
+          created_at: now,
+        })
+      })
+      return dto(row)
     },
 
     async getForApp(appId: string, id: string): Promise<PaymentDTO> {
@@ -332,19 +322,19 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
      */
     async linkTransaction(trx: Kysely<DB>, tx: LinkableTransaction): Promise<void> {
       if (tx.memoType !== 'text' || tx.memo === null) return
-      const txRepo = paymentsRepo(trx)
-      const payment = await txRepo.findByIdentifierForUpdate(tx.memo)
-      if (payment === undefined || payment.txid !== null || tx.sourceAccount !== payment.from_address) return
       const [op] = tx.operations
-      const verified =
-        tx.operations.length === 1 &&
-        op !== undefined &&
-        op.type === 'payment' &&
-        op.from === payment.from_address &&
-        op.to === payment.to_address &&
-        sameAmount(op.amount, payment.amount) &&
-        tx.network === payment.network
-      await txRepo.link(payment.identifier, tx.hash, verified, clock.now())
+      const single =
+        tx.operations.length === 1 && op !== undefined && op.type === 'payment' && op.from === tx.sourceAccount ? op : undefined
+      await paymentsRepo(trx).linkFromPayer(
+        tx.memo,
+        {
+          txid: tx.hash,
+          payer: tx.sourceAccount,
+          network: tx.network,
+          payment: single === undefined ? undefined : { to: single.to, amount: single.amount },
+        },
+        clock.now(),
+      )
     },
   }
 }
