@@ -10,6 +10,7 @@ import { adsServiceFactory } from './ads/ads-service.js'
 import { appsServiceFactory } from './apps/apps-service.js'
 import type { PlatformClock } from './clock/clock.js'
 import type { Config } from './config.js'
+import { consoleRoutes } from './console/console-routes.js'
 import type { DB } from './db/schema.js'
 import { registerAuth } from './http/auth.js'
 import { ErrorBody, registerErrorHandling } from './http/errors.js'
@@ -29,6 +30,8 @@ import { paymentsServiceFactory } from './payments/payments-service.js'
 import { sandboxRoutes } from './sandbox/sandbox-routes.js'
 import { sandboxViews } from './sandbox/sandbox-views.js'
 import { systemRoutes } from './system/system-routes.js'
+import { sandboxPageRoutes } from './web/sandbox-page-routes.js'
+import { sdkRoutes } from './web/sdk-routes.js'
 
 export const VERSION = '0.1.0'
 export const BODY_LIMIT = 1024 * 1024
@@ -161,6 +164,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   clientPaymentsRoutes(app, { payments })
   adsRoutes(app, { ads })
   notificationsRoutes(app, { notifications })
+  sdkRoutes(app)
   await app.register(horizonRoutes, { prefix: '/ledger', ledger, clock, publicUrl: config.publicUrl, version: VERSION })
   if (config.mode === 'sandbox') {
     sandboxRoutes(app, { apps, identity, clock, maxTokenTtlSeconds: 30 * 86_400 })
@@ -168,6 +172,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     adsSandboxRoutes(app, { ads, apps })
     notificationsSandboxRoutes(app, { notifications })
     sandboxViews(app, { db, publicUrl: config.publicUrl })
+    await app.register(sandboxPageRoutes, {
+      approvalWindowSeconds: config.approvalWindowSeconds,
+      adminTokenRequired: config.adminToken !== undefined,
+    })
+    await app.register(consoleRoutes)
   }
 
   return app

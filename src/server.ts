@@ -84,7 +84,12 @@ function banner(config: Config, kind: string, demo: DemoInfo | undefined, readyM
     `Plinth ${VERSION}: ${config.mode} mode, ${storage}, ready in ${readyMs} ms`,
     `  API base URL   ${url}/v2`,
     `  Docs           ${url}/docs   (OpenAPI: ${url}/v2/openapi.json)`,
+    `  Ledger         ${url}/ledger   (Horizon-compatible; client SDK: ${url}/sdk/pi-sdk.js)`,
   ]
+  if (config.mode === 'sandbox') {
+    lines.push(`  Sandbox        ${url}/sandbox/   (the platform's browser: sign in as a user, open an app)`)
+    lines.push(`  Console        ${url}/console/   (apps, keys, users, payments, ads, notifications, clock)`)
+  }
   if (demo !== undefined) {
     lines.push(`  Demo app       ${demo.appName}, app_id ${demo.appId}`)
     lines.push(

@@ -43,7 +43,7 @@ export async function seedDemo(db: Kysely<DB>, deps: { clock: Clock; secretKey: 
       defaultTokenTtlSeconds: 3600,
       wallets,
     })
-    const app = await apps.createApp({ name: 'Demo Shop', network: 'Pi Testnet' })
+    const app = await apps.createApp({ name: 'Plinth Demo', network: 'Pi Testnet' })
     const user = await identity.createUser('demo_pioneer')
     const info: DemoInfo = { appId: app.app.id, appName: app.app.name, userId: user.userId, username: user.username }
     await trx

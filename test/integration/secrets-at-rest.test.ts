@@ -59,7 +59,7 @@ describe('demo seed', () => {
     assert.equal(later.appId, first.appId)
     assert.equal(later.userId, first.userId)
     assert.equal(later.username, 'demo_pioneer')
-    const apps = await platform.db.selectFrom('apps').select('id').where('name', '=', 'Demo Shop').execute()
+    const apps = await platform.db.selectFrom('apps').select('id').where('name', '=', 'Plinth Demo').execute()
     assert.equal(apps.length, 1)
 
     // The demo key and user work like any others.

@@ -87,7 +87,7 @@ describe('the server process', () => {
     assert.match(banner, new RegExp(`API base URL\\s+${base}/v2`))
     assert.match(banner, new RegExp(`Docs\\s+${base}/docs`))
     const key = /server API key (\S+)\s+\(shown once/.exec(banner)?.[1]
-    const appId = /Demo app\s+Demo Shop, app_id (\S+)/.exec(banner)?.[1]
+    const appId = /Demo app\s+Plinth Demo, app_id (\S+)/.exec(banner)?.[1]
     assert.ok(key && appId, 'the first start shows the demo app and its key')
     if (TEST_DB === 'pglite') {
       assert.ok(existsSync(join(dataDir, 'pgdata')))
@@ -109,7 +109,7 @@ describe('the server process', () => {
 
     const second = startServer({ ...backendEnv, PORT: String(port) })
     await waitForOutput(second, 'API base URL')
-    assert.match(second.output(), new RegExp(`Demo app\\s+Demo Shop, app_id ${appId}`))
+    assert.match(second.output(), new RegExp(`Demo app\\s+Plinth Demo, app_id ${appId}`))
     assert.match(second.output(), /shown at first start/)
     second.child.kill('SIGINT')
     assert.equal(await second.exited, 0)

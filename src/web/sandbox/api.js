@@ -1,0 +1,56 @@
+/**
+ * The sandbox page's HTTP client: the sandbox API (with the admin token when the platform
+ * has one) and the client endpoints (with a user's access token), same origin only.
+ */
+
+const ADMIN_TOKEN_KEY = 'plinth.adminToken'
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    super(body?.error_message ?? body?.error ?? `The platform answered HTTP ${status}.`)
+    this.name = 'ApiError'
+    this.status = status
+    this.code = typeof body?.error === 'string' ? body.error : 'unknown_error'
+    this.body = body
+  }
+}
+
+export const adminToken = () => sessionStorage.getItem(ADMIN_TOKEN_KEY) ?? undefined
+
+export function setAdminToken(token) {
+  if (token) sessionStorage.setItem(ADMIN_TOKEN_KEY, token)
+  else sessionStorage.removeItem(ADMIN_TOKEN_KEY)
+}
+
+/** One call; answers the parsed JSON or throws ApiError with the platform's code and message. */
+export async function call(path, { method = 'GET', body, token, admin = false } = {}) {
+  const headers = { accept: 'application/json' }
+  if (body !== undefined) headers['content-type'] = 'application/json'
+  if (token !== undefined) headers.authorization = `Bearer ${token}`
+  const admins = admin ? adminToken() : undefined
+  if (admins !== undefined) headers['x-admin-token'] = admins
+  let response
+  try {
+    response = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      cache: 'no-store',
+      credentials: 'omit',
+    })
+  } catch {
+    throw new ApiError(0, { error: 'network_error', error_message: 'Plinth did not answer: is it still running?' })
+  }
+  const text = await response.text()
+  let data
+  try {
+    data = text === '' ? undefined : JSON.parse(text)
+  } catch {
+    data = undefined
+  }
+  if (!response.ok) throw new ApiError(response.status, data)
+  return data
+}
+
+/** The sandbox API: acting as the platform. */
+export const sandbox = (path, options = {}) => call(path, { ...options, admin: true })

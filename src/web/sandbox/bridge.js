@@ -1,0 +1,99 @@
+/**
+ * The sandbox page's end of the SDK protocol (docs/sandbox-browser.md). A message counts only
+ * when it comes from the app's iframe window and from the app's origin; every answer is posted
+ * to that origin only, so an app frame that navigated elsewhere receives nothing.
+ */
+
+export const PROTOCOL = 'plinth-pi-sdk/1'
+const SESSION = /^[0-9a-f]{32}$/
+const isObject = (value) => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/**
+ * `frame` is the app's iframe, `currentApp()` the open app (`{ origin, … }`) or undefined,
+ * `handlers` maps SDK methods to `(params, channel) => …`, `features` answers nativeFeaturesList.
+ * `onSession(id)` runs when a new page load of the app speaks: what the old one started is aborted.
+ */
+export function createBridge({ frame, currentApp, handlers, features, onSession }) {
+  let session
+  let aborts = new Set()
+
+  const post = (forSession, message) => {
+    const app = currentApp()
+    if (app === undefined || forSession !== session || frame.contentWindow === null) return false
+    frame.contentWindow.postMessage({ protocol: PROTOCOL, session: forSession, ...message }, app.origin)
+    return true
+  }
+
+  const reset = () => {
+    for (const abort of aborts) abort()
+    aborts = new Set()
+    session = undefined
+  }
+
+  const channel = (forSession, id) => {
+    let done = false
+    const own = new Set()
+    const finish = () => {
+      done = true
+      for (const abort of own) aborts.delete(abort)
+    }
+    return {
+      /** Whether this request's page load is still the app's current one. */
+      active: () => forSession === session,
+      /** Answers the request; a `keepOpen` one (a payment) goes on with events until a final one. */
+      result(value, keepOpen = false) {
+        if (done) return
+        post(forSession, { type: 'result', id, result: value })
+        if (!keepOpen) finish()
+      },
+      /** Ends the request with an error; `payment` rides along when one is concerned. */
+      error(code, message, payment) {
+        if (done) return
+        post(forSession, { type: 'error', id, error: payment ? { code, message, payment } : { code, message } })
+        finish()
+      },
+      event(name, args, final = false) {
+        if (done) return
+        post(forSession, { type: 'event', id, name, args, final })
+        if (final) finish()
+      },
+      end: finish,
+      /** Runs `abort` if the app reloads or closes before the request ended. */
+      onAbort(abort) {
+        own.add(abort)
+        aborts.add(abort)
+      },
+    }
+  }
+
+  window.addEventListener('message', (event) => {
+    const app = currentApp()
+    if (app === undefined || event.source !== frame.contentWindow || event.origin !== app.origin) return
+    const message = event.data
+    if (!isObject(message) || message.protocol !== PROTOCOL || typeof message.session !== 'string' || !SESSION.test(message.session)) return
+    if (message.session !== session) {
+      reset()
+      session = message.session
+      onSession(session)
+    }
+    if (message.type === 'hello') {
+      post(session, { type: 'welcome', features })
+      return
+    }
+    if (message.type !== 'request' || !Number.isSafeInteger(message.id) || message.id < 1) return
+    const reply = channel(session, message.id)
+    const handler = typeof message.method === 'string' && Object.hasOwn(handlers, message.method) ? handlers[message.method] : undefined
+    if (handler === undefined || !isObject(message.params)) {
+      reply.error('invalid_arguments', `The sandbox page does not know the request ${String(message.method).slice(0, 40)}.`)
+      return
+    }
+    Promise.resolve()
+      .then(() => handler(message.params, reply))
+      .catch((error) => {
+        console.error(`sandbox: ${message.method} failed`, error)
+        reply.error(typeof error?.code === 'string' ? error.code : 'unknown_error', error?.message ?? 'The sandbox page failed.')
+      })
+  })
+
+  return { reset, currentSession: () => session }
+}

@@ -1,0 +1,90 @@
+/**
+ * DOM helpers of the sandbox page. Text always goes in as text nodes: whatever an app sends
+ * (memos, notification titles, share texts) is never parsed as HTML.
+ */
+
+/** Creates an element: `h('button', { class: 'primary', onclick }, 'Pay')`. */
+export function h(tag, props = {}, ...children) {
+  const element = document.createElement(tag)
+  for (const [name, value] of Object.entries(props)) {
+    if (value === undefined || value === null || value === false) continue
+    if (name === 'class') element.className = value
+    else if (name.startsWith('on') && typeof value === 'function') element.addEventListener(name.slice(2), value)
+    else element.setAttribute(name, value === true ? '' : String(value))
+  }
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue
+    element.append(child instanceof Node ? child : String(child))
+  }
+  return element
+}
+
+export const byId = (id) => {
+  const element = document.getElementById(id)
+  if (element === null) throw new Error(`#${id} is missing from the page`)
+  return element
+}
+
+export function show(element, visible) {
+  element.hidden = !visible
+}
+
+export function showError(element, error) {
+  element.textContent = error === undefined ? '' : error instanceof Error ? error.message : String(error)
+  element.hidden = error === undefined
+}
+
+let modalOpen = false
+
+/** Whether a dialog is open: one at a time, so a second app request waits its turn (busy). */
+export const isModalOpen = () => modalOpen
+
+/**
+ * Opens a dialog; `render(close)` returns its content. `onDismiss` runs when it is closed
+ * by Escape. Returns `close`.
+ */
+export function openModal({ label, className = '', render, onDismiss }) {
+  const layer = byId('modal-layer')
+  const titleId = `modal-title-${Math.random().toString(36).slice(2)}`
+  let closed = false
+  const close = () => {
+    if (closed) return
+    closed = true
+    modalOpen = false
+    document.removeEventListener('keydown', onKey)
+    layer.replaceChildren()
+    layer.hidden = true
+  }
+  const onKey = (event) => {
+    if (event.key === 'Escape' && onDismiss !== undefined) onDismiss()
+  }
+  const dialog = h('div', { class: `modal ${className}`, role: 'dialog', 'aria-modal': 'true', 'aria-labelledby': titleId })
+  dialog.append(h('h2', { id: titleId }, label), ...[render(close)].flat())
+  layer.replaceChildren(dialog)
+  layer.hidden = false
+  modalOpen = true
+  document.addEventListener('keydown', onKey)
+  dialog.querySelector('button.primary, button')?.focus()
+  return close
+}
+
+export function toast(text) {
+  const element = h('div', { class: 'toast' }, text)
+  byId('toasts').append(element)
+  setTimeout(() => element.remove(), 4000)
+}
+
+/** `1234.5` → `1,234.5 π`, exact for the ledger's decimal strings too. */
+export function formatPi(amount) {
+  const [whole = '0', fraction = ''] = String(amount).split('.')
+  const trimmed = fraction.replace(/0+$/, '')
+  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',')
+  return `${grouped}${trimmed ? `.${trimmed}` : ''} π`
+}
+
+export function formatTime(iso) {
+  const date = new Date(iso)
+  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString()
+}
+
+export const short = (text, keep = 8) => (text.length > keep * 2 + 1 ? `${text.slice(0, keep)}…${text.slice(-4)}` : text)

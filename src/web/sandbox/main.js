@@ -1,0 +1,335 @@
+/**
+ * The sandbox browser: sign in as a test user, open an app in an iframe with the platform's
+ * chrome around it, and play the platform for the SDK inside it (docs/sandbox-browser.md).
+ *
+ * The URL keeps the state, so a reload or a link lands in the same place:
+ * `/sandbox/?user=<user_id>&app=<app_id>[&url=<app URL>][&path=<subroute>]`. For tests,
+ * `resend_ms` (how often payment callbacks are re-sent, default 10000), `poll_ms` (payment
+ * polling, 1000), `ad_ms` (ad length, 5000) and `refresh_ms` (notification refresh, 5000).
+ */
+import { adminToken, call, sandbox, setAdminToken } from './api.js'
+import { createBridge } from './bridge.js'
+import { byId, h, show, showError } from './dom.js'
+import { createFlows } from './flows.js'
+import { createDrawer, createNotificationCentre, createWallet, nativeBalance } from './panels.js'
+
+const params = new URLSearchParams(location.search)
+const numberParam = (name, fallback, min) => {
+  const value = Number(params.get(name))
+  return params.has(name) && Number.isFinite(value) && value >= min ? value : fallback
+}
+const tuning = {
+  resendMs: numberParam('resend_ms', 10_000, 50),
+  pollMs: numberParam('poll_ms', 1000, 50),
+  adMs: numberParam('ad_ms', 5000, 0),
+  refreshMs: numberParam('refresh_ms', 5000, 100),
+}
+const enc = encodeURIComponent
+
+const state = {
+  platform: { approval_window_seconds: 60, admin_token_required: false },
+  user: undefined,
+  app: undefined,
+  /** What the app's iframe was pointed at. */
+  frameUrl: undefined,
+  /** The token the app's current page load received from Pi.authenticate. */
+  frameAuth: undefined,
+  /** app_id → promise of the platform's own token for that app (the notification centre). */
+  tokens: new Map(),
+}
+
+const frame = byId('app-frame')
+const views = ['admin-view', 'signin-view', 'picker-view', 'browser-view']
+const showView = (id) => {
+  for (const view of views) show(byId(view), view === id)
+}
+const setStatus = (text) => {
+  byId('sdk-status').textContent = text
+}
+
+function setUrl(changes) {
+  const url = new URL(location.href)
+  for (const [name, value] of Object.entries(changes)) {
+    if (value === undefined) url.searchParams.delete(name)
+    else url.searchParams.set(name, value)
+  }
+  history.replaceState(null, '', url)
+}
+
+/** Shows an error where it belongs, or asks for the admin token when that was the problem. */
+const failIn = (element) => (error) => {
+  if (error?.code === 'invalid_admin_token') {
+    setAdminToken(undefined)
+    showAdmin(error.message)
+  } else {
+    showError(element, error)
+  }
+}
+
+function showAdmin(message) {
+  showView('admin-view')
+  showError(byId('admin-error'), message)
+  byId('admin-token').focus()
+}
+
+byId('admin-form').addEventListener('submit', (event) => {
+  event.preventDefault()
+  setAdminToken(byId('admin-token').value.trim())
+  byId('admin-token').value = ''
+  start().catch(failIn(byId('admin-error')))
+})
+
+// Signing in
+
+async function showSignIn() {
+  showView('signin-view')
+  showError(byId('signin-error'))
+  const list = byId('user-list')
+  list.replaceChildren(h('li', { class: 'muted' }, 'Loading…'))
+  try {
+    const { users } = await sandbox('/sandbox/users?limit=50')
+    list.replaceChildren(
+      ...(users.length === 0
+        ? [h('li', { class: 'muted' }, 'No users yet: create one.')]
+        : users.map((user) =>
+            h(
+              'li',
+              {},
+              h('span', { class: 'grow' }, h('strong', {}, user.username), h('span', { class: 'muted' }, ` ${user.user_id}`)),
+              h(
+                'button',
+                {
+                  type: 'button',
+                  'aria-label': `Sign in as ${user.username}`,
+                  onclick: () => signIn(user.user_id).catch(failIn(byId('signin-error'))),
+                },
+                'Sign in',
+              ),
+            ),
+          )),
+    )
+  } catch (error) {
+    list.replaceChildren()
+    failIn(byId('signin-error'))(error)
+  }
+}
+
+byId('new-user-form').addEventListener('submit', (event) => {
+  event.preventDefault()
+  const username = byId('new-username').value.trim()
+  sandbox('/sandbox/users', { method: 'POST', body: { username } })
+    .then((created) => {
+      byId('new-username').value = ''
+      return signIn(created.user_id)
+    })
+    .catch(failIn(byId('signin-error')))
+})
+
+async function signIn(userId) {
+  const user = await sandbox(`/sandbox/users/${enc(userId)}`)
+  closeApp({ quiet: true })
+  state.user = { user_id: user.user_id, username: user.username, wallet_address: user.wallet_address }
+  state.tokens.clear()
+  centre.reset()
+  const chip = byId('user-chip')
+  chip.textContent = user.username
+  chip.title = `Signed in as ${user.username} (${user.user_id}); click to switch user`
+  for (const id of ['user-chip', 'wallet-button', 'bell']) show(byId(id), true)
+  setUrl({ user: user.user_id })
+  wallet.refresh()
+  centre.refresh()
+  await showPicker()
+}
+
+byId('user-chip').addEventListener('click', () => {
+  closeApp({ quiet: true })
+  drawer.close()
+  state.user = undefined
+  state.tokens.clear()
+  for (const id of ['user-chip', 'wallet-button', 'bell']) show(byId(id), false)
+  setUrl({ user: undefined })
+  showSignIn()
+})
+
+// Opening an app
+
+async function showPicker() {
+  showView('picker-view')
+  showError(byId('picker-error'))
+  const list = byId('app-list')
+  list.replaceChildren(h('li', { class: 'muted' }, 'Loading…'))
+  try {
+    const { apps } = await sandbox('/sandbox/apps?limit=50')
+    list.replaceChildren(
+      ...(apps.length === 0
+        ? [h('li', { class: 'muted' }, 'No apps yet: create one with POST /sandbox/apps.')]
+        : apps.map((app) =>
+            h(
+              'li',
+              {},
+              h(
+                'span',
+                { class: 'grow' },
+                h('strong', {}, app.name),
+                h('span', { class: 'muted' }, ` ${app.url ?? 'no URL: enter one below'}`),
+              ),
+              h(
+                'button',
+                {
+                  type: 'button',
+                  'aria-label': `Open ${app.name}`,
+                  disabled: app.url === null,
+                  onclick: () => openApp({ app_id: app.app_id, name: app.name, url: app.url }),
+                },
+                'Open',
+              ),
+            ),
+          )),
+    )
+  } catch (error) {
+    list.replaceChildren()
+    failIn(byId('picker-error'))(error)
+  }
+}
+
+byId('open-form').addEventListener('submit', (event) => {
+  event.preventDefault()
+  openAppById(byId('open-app-id').value.trim(), byId('open-url').value.trim()).catch(failIn(byId('picker-error')))
+})
+
+async function openAppById(appId, url, subroute) {
+  const app = await sandbox(`/sandbox/apps/${enc(appId)}`)
+  const target = url || app.url
+  if (!target) throw new Error(`${app.name} has no URL: enter the URL its frontend is served at.`)
+  openApp({ app_id: app.app_id, name: app.name, url: target }, subroute, url ? { url } : {})
+}
+
+function openApp(app, subroute, extraUrlState = {}) {
+  let url
+  try {
+    url = new URL(app.url)
+  } catch {
+    url = undefined
+  }
+  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    return showError(byId('picker-error'), `Not an http(s) URL: ${app.url}`)
+  }
+  // A frame of the sandbox page's own origin could reach into the page (tokens, Pay button).
+  if (url.origin === location.origin) {
+    return showError(
+      byId('picker-error'),
+      `Serve the app from another origin than Plinth (${location.origin}): the sandbox page will not frame itself.`,
+    )
+  }
+  let target = url
+  if (typeof subroute === 'string' && subroute.startsWith('/')) {
+    const routed = new URL(subroute, url)
+    if (routed.origin === url.origin) target = routed
+  }
+  bridge.reset()
+  state.frameAuth = undefined
+  state.app = { app_id: app.app_id, name: app.name, url: url.href, origin: url.origin }
+  byId('app-name').textContent = app.name
+  byId('app-origin').textContent = url.origin
+  setStatus('Loading the app…')
+  state.frameUrl = target.href
+  frame.src = state.frameUrl
+  setUrl({ app: app.app_id, url: extraUrlState.url, path: undefined })
+  showView('browser-view')
+}
+
+function closeApp({ quiet = false } = {}) {
+  bridge.reset()
+  state.app = undefined
+  state.frameAuth = undefined
+  frame.removeAttribute('src')
+  setUrl({ app: undefined, url: undefined, path: undefined })
+  if (!quiet) showPicker()
+}
+
+byId('back-button').addEventListener('click', () => closeApp())
+byId('reload-button').addEventListener('click', () => {
+  if (state.app === undefined) return
+  bridge.reset()
+  state.frameAuth = undefined
+  setStatus('Reloading the app…')
+  frame.src = state.frameUrl
+})
+
+// The platform's side of the SDK
+
+/** The platform's own short-lived token for one of the user's apps, for the notification centre. */
+function tokenFor(appId) {
+  const cached = state.tokens.get(appId)
+  if (cached !== undefined) return cached
+  const minted = sandbox(`/sandbox/apps/${enc(appId)}/authenticate`, {
+    method: 'POST',
+    body: { user_id: state.user.user_id, scopes: [], expires_in: 3600 },
+  }).then((auth) => auth.accessToken)
+  state.tokens.set(appId, minted)
+  minted.catch(() => state.tokens.delete(appId))
+  setTimeout(() => state.tokens.delete(appId), 3000 * 1000)
+  return minted
+}
+
+const drawer = createDrawer()
+const wallet = createWallet({ user: () => state.user, drawer })
+const centre = createNotificationCentre({
+  user: () => state.user,
+  drawer,
+  tokenFor,
+  openApp: (appId, subroute) => {
+    drawer.close()
+    openAppById(appId, state.app?.app_id === appId && state.app.url ? state.app.url : undefined, subroute).catch((error) =>
+      showError(byId('picker-error'), error),
+    )
+  },
+})
+
+const flows = createFlows({
+  app: () => state.app,
+  user: () => state.user,
+  frameAuth: () => state.frameAuth,
+  setFrameAuth: (auth) => {
+    state.frameAuth = auth
+  },
+  tuning,
+  get approvalWindowSeconds() {
+    return state.platform.approval_window_seconds
+  },
+  balance: () => nativeBalance(state.user.wallet_address),
+  refreshWallet: () => wallet.refresh(),
+  refreshNotifications: () => centre.refresh(),
+  setStatus,
+})
+
+const bridge = createBridge({
+  frame,
+  currentApp: () => state.app,
+  handlers: flows,
+  features: ['inline_media', 'ad_network'],
+  onSession: () => {
+    // A new page load of the app: it has to authenticate again.
+    state.frameAuth = undefined
+    setStatus('SDK connected (2.0)')
+  },
+})
+
+setInterval(() => {
+  if (state.user !== undefined && document.visibilityState === 'visible') centre.refresh()
+}, tuning.refreshMs)
+
+async function start() {
+  state.platform = await call('/sandbox/ui/platform.json')
+  if (state.platform.admin_token_required && adminToken() === undefined) return showAdmin()
+  const userId = params.get('user')
+  if (userId === null) return showSignIn()
+  await signIn(userId)
+  const appId = params.get('app')
+  if (appId !== null) await openAppById(appId, params.get('url') ?? undefined, params.get('path') ?? undefined)
+}
+
+start().catch((error) => {
+  if (error?.code === 'invalid_admin_token') return failIn(byId('admin-error'))(error)
+  showSignIn().then(() => showError(byId('signin-error'), error))
+})

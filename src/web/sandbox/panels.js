@@ -1,0 +1,244 @@
+/**
+ * The platform's own panels: the wallet (balance and ledger transactions, each linking to its
+ * ledger page) and the notification centre (every app the user signed in to, unseen count,
+ * seen, dismiss, and the per-app switch).
+ */
+import { call, sandbox } from './api.js'
+import { byId, formatPi, formatTime, h, short, toast } from './dom.js'
+
+const enc = encodeURIComponent
+
+/** The one drawer under the top bar; `open(kind, …)` twice for the same kind closes it. */
+export function createDrawer() {
+  const drawer = byId('drawer')
+  const title = byId('drawer-title')
+  const body = byId('drawer-body')
+  let kind
+  const close = () => {
+    kind = undefined
+    drawer.hidden = true
+    body.replaceChildren()
+  }
+  byId('drawer-close').addEventListener('click', close)
+  return {
+    kind: () => kind,
+    close,
+    toggle(nextKind, label) {
+      if (kind === nextKind) {
+        close()
+        return false
+      }
+      kind = nextKind
+      title.textContent = label
+      body.replaceChildren(h('p', { class: 'muted' }, 'Loading…'))
+      drawer.hidden = false
+      return true
+    },
+    fill(forKind, ...nodes) {
+      if (kind === forKind) body.replaceChildren(...nodes.flat())
+    },
+  }
+}
+
+export async function nativeBalance(address) {
+  const account = await call(`/ledger/accounts/${enc(address)}`)
+  return account.balances.find((b) => b.asset_type === 'native')?.balance ?? '0'
+}
+
+/** `ctx`: `user()`, `drawer`. */
+export function createWallet(ctx) {
+  const button = byId('wallet-button')
+
+  async function refresh() {
+    const user = ctx.user()
+    if (user === undefined) return
+    try {
+      button.textContent = formatPi(await nativeBalance(user.wallet_address))
+    } catch {
+      button.textContent = 'Wallet'
+    }
+    if (ctx.drawer.kind() === 'wallet') await render()
+  }
+
+  async function transactionRow(address, tx) {
+    let amount = ''
+    let direction = ''
+    try {
+      const ops = (await call(`/ledger/transactions/${enc(tx.hash)}/operations?limit=20`))._embedded.records
+      const mine = ops.filter((op) => op.to === address || op.from === address)
+      if (mine.length === 1) {
+        direction = mine[0].to === address ? 'in' : 'out'
+        amount = `${direction === 'in' ? '+' : '−'}${formatPi(mine[0].amount)}`
+      } else if (mine.length > 1) amount = `${mine.length} payments`
+    } catch {
+      amount = ''
+    }
+    return h(
+      'div',
+      { class: 'tx', 'data-hash': tx.hash },
+      h('span', {}, tx.memo ? `Memo ${tx.memo}` : 'No memo'),
+      h('span', { class: `amount ${direction}` }, amount),
+      h('span', { class: 'muted' }, formatTime(tx.created_at)),
+      h('a', { href: `/ledger/transactions/${enc(tx.hash)}`, target: '_blank', rel: 'noopener' }, `Ledger: ${short(tx.hash)}`),
+    )
+  }
+
+  async function render() {
+    const user = ctx.user()
+    if (user === undefined) return
+    try {
+      const address = user.wallet_address
+      const [balance, page] = await Promise.all([
+        nativeBalance(address),
+        call(`/ledger/accounts/${enc(address)}/transactions?order=desc&limit=15`),
+      ])
+      const rows = await Promise.all(page._embedded.records.map((tx) => transactionRow(address, tx)))
+      ctx.drawer.fill(
+        'wallet',
+        h('p', { class: 'muted' }, `${user.username}'s wallet`),
+        h('div', { class: 'balance', 'data-testid': 'wallet-balance' }, formatPi(balance)),
+        h('p', {}, h('a', { class: 'mono', href: `/ledger/accounts/${enc(address)}`, target: '_blank', rel: 'noopener' }, address)),
+        h('h3', {}, 'Transactions'),
+        rows.length === 0 ? h('p', { class: 'muted' }, 'None yet.') : rows,
+      )
+    } catch (error) {
+      ctx.drawer.fill('wallet', h('p', { class: 'error' }, error.message))
+    }
+  }
+
+  button.addEventListener('click', () => {
+    if (ctx.drawer.toggle('wallet', 'Wallet')) render()
+  })
+  return { refresh }
+}
+
+/** `ctx`: `user()`, `drawer`, `tokenFor(appId)` (a token of the platform's own for that app), `openApp(appId, subroute)`. */
+export function createNotificationCentre(ctx) {
+  const bell = byId('bell')
+  const badge = byId('badge')
+  let sections = []
+  let loaded = false
+  let loading
+
+  const load = async () => {
+    const user = ctx.user()
+    if (user === undefined) return []
+    const detail = await sandbox(`/sandbox/users/${enc(user.user_id)}`)
+    return Promise.all(
+      detail.apps.slice(0, 20).map(async (app) => {
+        const token = await ctx.tokenFor(app.app_id)
+        const list = await call('/v2/client/notifications?limit=20', { token })
+        return { app, token, enabled: app.notifications_enabled, list }
+      }),
+    )
+  }
+
+  async function refresh() {
+    if (loading !== undefined) return loading
+    loading = (async () => {
+      try {
+        sections = await load()
+        loaded = true
+        const unseen = sections.reduce((sum, s) => sum + s.list.unseen_count, 0)
+        badge.textContent = String(unseen)
+        badge.hidden = unseen === 0
+        bell.setAttribute('aria-label', unseen === 0 ? 'Notifications' : `Notifications (${unseen} unread)`)
+        if (ctx.drawer.kind() === 'notifications') render()
+      } catch (error) {
+        console.warn('sandbox: notifications', error)
+      } finally {
+        loading = undefined
+      }
+    })()
+    return loading
+  }
+
+  const act = async (promise, message) => {
+    try {
+      await promise
+      if (message) toast(message)
+    } catch (error) {
+      toast(error.message)
+    }
+    await refresh()
+  }
+
+  const item = (section, n) => {
+    const unseen = n.seen_at === null
+    const path = `/v2/client/notifications/${enc(n.id)}`
+    return h(
+      'article',
+      { class: `notification${unseen ? ' unseen' : ''}`, 'data-id': n.id },
+      h('div', { class: 'title' }, n.title),
+      h('div', {}, n.body),
+      h('div', { class: 'muted' }, `${formatTime(n.created_at)} · ${n.subroute}`),
+      h(
+        'div',
+        { class: 'actions' },
+        h(
+          'button',
+          {
+            type: 'button',
+            onclick: () => {
+              ctx.openApp(section.app.app_id, n.subroute)
+              act(call(`${path}/seen`, { method: 'POST', token: section.token }))
+            },
+          },
+          'Open',
+        ),
+        unseen &&
+          h('button', { type: 'button', onclick: () => act(call(`${path}/seen`, { method: 'POST', token: section.token })) }, 'Mark seen'),
+        h('button', { type: 'button', onclick: () => act(call(`${path}/dismiss`, { method: 'POST', token: section.token })) }, 'Dismiss'),
+      ),
+    )
+  }
+
+  const render = () => {
+    if (sections.length === 0) {
+      ctx.drawer.fill('notifications', h('p', { class: 'muted' }, 'No apps yet: apps you sign in to can send you notifications.'))
+      return
+    }
+    ctx.drawer.fill(
+      'notifications',
+      ...sections.map((section) => {
+        const toggle = h('input', {
+          type: 'checkbox',
+          role: 'switch',
+          'aria-label': `Notifications from ${section.app.name}`,
+          checked: section.enabled,
+          onchange: (event) =>
+            act(
+              call('/v2/client/notifications/settings', { method: 'PUT', token: section.token, body: { enabled: event.target.checked } }),
+              `${section.app.name}: notifications ${event.target.checked ? 'on' : 'off'}`,
+            ),
+        })
+        return h(
+          'section',
+          { class: 'app-notifications', 'aria-label': `Notifications from ${section.app.name}` },
+          h(
+            'header',
+            {},
+            h('strong', {}, section.app.name),
+            h('label', { class: 'switch' }, toggle, section.list.unseen_count > 0 ? `${section.list.unseen_count} unread` : 'On/off'),
+          ),
+          section.list.notifications.length === 0
+            ? h('p', { class: 'muted' }, 'Nothing here.')
+            : section.list.notifications.map((n) => item(section, n)),
+        )
+      }),
+    )
+  }
+
+  bell.addEventListener('click', () => {
+    if (ctx.drawer.toggle('notifications', 'Notifications')) {
+      if (loaded) render()
+      refresh()
+    }
+  })
+  const reset = () => {
+    sections = []
+    loaded = false
+    badge.hidden = true
+  }
+  return { refresh, reset }
+}
