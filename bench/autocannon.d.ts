@@ -20,7 +20,8 @@ declare module 'autocannon' {
     }
 
     interface Options {
-      url: string
+      /** Several URLs: the connections are dealt over them round robin. */
+      url: string | string[]
       connections?: number
       /** Seconds. */
       duration?: number

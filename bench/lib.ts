@@ -254,6 +254,31 @@ export function readCpuMs(pid: number): number | undefined {
   }
 }
 
+/**
+ * CPU time (user + system) every process named `postgres` (the PostgreSQL server's postmaster,
+ * backends and helpers) has used so far, in ms; undefined without procfs. A PostgreSQL server on
+ * another machine is not seen; backends serving other clients of the same server are counted too.
+ */
+export function readPostgresCpuMs(): number | undefined {
+  let entries: string[]
+  try {
+    entries = readdirSync('/proc')
+  } catch {
+    return undefined
+  }
+  let total = 0
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue
+    } catch {
+      continue
+    }
+    total += readCpuMs(Number(entry)) ?? 0
+  }
+  return total
+}
+
 /** CPU time all cores have spent busy (not idle or waiting for I/O) since boot, in ms; undefined without procfs. */
 export function readMachineBusyMs(): number | undefined {
   try {
@@ -289,51 +314,80 @@ export async function otherProcessesBusyPercent(ms: number, excludedPids: readon
 }
 
 export interface ProcessUsage {
-  /** Peak RSS in MB (MiB), or undefined when nothing could be read. */
+  /** Peak RSS in MB (MiB), or undefined when nothing could be read; with several processes, the sum of each one's peak. */
   peakRssMb: number | undefined
-  /** CPU used over the sampled interval, in % of one core (200 = two cores busy). */
+  /** CPU used over the sampled interval, in % of one core (200 = two cores busy); with several processes, their sum. */
   cpuPercent: number | undefined
   /** CPU used by every process on the machine over the same interval, in % of one core. */
   machineCpuPercent: number | undefined
+  /** CPU used by the local PostgreSQL server's processes over the same interval (see readPostgresCpuMs), in % of one core. */
+  postgresCpuPercent: number | undefined
 }
 
-/** Samples a process's RSS every intervalMs and keeps the peak; also measures the CPU it used meanwhile. */
+/** Samples the RSS of one or more processes every intervalMs and keeps each one's peak; also measures the CPU they used meanwhile. */
 export class ProcessSampler {
-  private peakKb = 0
+  private readonly pids: readonly number[]
+  private readonly peakKb: Map<number, number>
   private timer: NodeJS.Timeout | undefined
   private startedAt = 0
   private cpuAtStart: number | undefined
   private machineAtStart: number | undefined
+  private postgresAtStart: number | undefined
 
   constructor(
-    private readonly pid: number,
+    pids: number | readonly number[],
     private readonly intervalMs = 200,
-  ) {}
+  ) {
+    this.pids = typeof pids === 'number' ? [pids] : pids
+    this.peakKb = new Map(this.pids.map((pid) => [pid, 0]))
+  }
 
   private async sample(): Promise<void> {
-    const kb = await readRssKb(this.pid)
-    if (kb !== undefined && kb > this.peakKb) this.peakKb = kb
+    await Promise.all(
+      this.pids.map(async (pid) => {
+        const kb = await readRssKb(pid)
+        if (kb !== undefined && kb > (this.peakKb.get(pid) ?? 0)) this.peakKb.set(pid, kb)
+      }),
+    )
+  }
+
+  /** The CPU time all the processes used so far, or undefined when any cannot be read. */
+  private cpuMs(): number | undefined {
+    let total = 0
+    for (const pid of this.pids) {
+      const ms = readCpuMs(pid)
+      if (ms === undefined) return undefined
+      total += ms
+    }
+    return total
   }
 
   start(): void {
     this.startedAt = performance.now()
-    this.cpuAtStart = readCpuMs(this.pid)
+    this.cpuAtStart = this.cpuMs()
     this.machineAtStart = readMachineBusyMs()
+    this.postgresAtStart = readPostgresCpuMs()
     void this.sample()
     this.timer = setInterval(() => void this.sample(), this.intervalMs)
   }
 
   async stop(): Promise<ProcessUsage> {
     clearInterval(this.timer)
-    const cpuAtEnd = readCpuMs(this.pid)
+    const cpuAtEnd = this.cpuMs()
     const machineAtEnd = readMachineBusyMs()
+    const postgresAtEnd = readPostgresCpuMs()
     const wallMs = performance.now() - this.startedAt
     await this.sample()
+    const peaks = [...this.peakKb.values()]
     return {
-      peakRssMb: this.peakKb === 0 ? undefined : this.peakKb / 1024,
+      peakRssMb: peaks.some((kb) => kb === 0) ? undefined : peaks.reduce((sum, kb) => sum + kb, 0) / 1024,
       cpuPercent: cpuAtEnd === undefined || this.cpuAtStart === undefined ? undefined : ((cpuAtEnd - this.cpuAtStart) / wallMs) * 100,
       machineCpuPercent:
         machineAtEnd === undefined || this.machineAtStart === undefined ? undefined : ((machineAtEnd - this.machineAtStart) / wallMs) * 100,
+      postgresCpuPercent:
+        postgresAtEnd === undefined || this.postgresAtStart === undefined
+          ? undefined
+          : (Math.max(0, postgresAtEnd - this.postgresAtStart) / wallMs) * 100,
     }
   }
 }
@@ -344,13 +398,24 @@ export class ProcessSampler {
 export interface SeededApp {
   appId: string
   name: string
+  /** The first server API key. */
   apiKey: string
+  /** Every server API key of the app, the first included (an app may hold several while it rotates them). */
+  apiKeys: string[]
+  walletAddress: string
+  /** The app wallet's secret seed, which signs its A2U transactions. */
+  walletSeed: string
+  network: string
 }
 
 export interface SeededUser {
   userId: string
   username: string
   appId: string
+  /** The user's uid in that app (what A2U payments and notifications are addressed to). */
+  uid: string
+  /** The user's ledger account. */
+  walletAddress: string
   accessToken: string
 }
 
@@ -364,11 +429,19 @@ export interface Fixtures {
 export interface SeedOptions {
   apps: number
   users: number
+  /** Server API keys per app (the first included). */
+  keysPerApp: number
   /** Requests in flight at once. */
   concurrency: number
   /** Makes usernames unique to this run (a few hex characters). */
   tag: string
 }
+
+/**
+ * The scopes the seeded users grant their app: what GET /v2/me reads, what lets the app pay them
+ * (wallet_address, for the seeded A2U payments) and notify them (in_app_notifications).
+ */
+export const FIXTURE_SCOPES = ['username', 'payments', 'wallet_address', 'in_app_notifications'] as const
 
 /** The value at a dotted path of a parsed JSON answer (`jsonAt(body, 'status.developer_completed')`); undefined when absent. */
 export function jsonAt(value: unknown, path: string): unknown {
@@ -380,7 +453,8 @@ export function jsonAt(value: unknown, path: string): unknown {
   return current
 }
 
-function stringField(value: unknown, key: string, what: string): string {
+/** A string field of an answer, or an error naming what was being done. */
+export function stringField(value: unknown, key: string, what: string): string {
   if (typeof value === 'object' && value !== null) {
     const found = (value as Record<string, unknown>)[key]
     if (typeof found === 'string') return found
@@ -388,10 +462,10 @@ function stringField(value: unknown, key: string, what: string): string {
   throw new Error(`${what}: the answer has no string "${key}": ${JSON.stringify(value)}`)
 }
 
-export async function postJson(url: string, body: unknown, expectedStatus: number): Promise<unknown> {
+export async function postJson(url: string, body: unknown, expectedStatus: number, headers: Record<string, string> = {}): Promise<unknown> {
   const response = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { ...headers, 'content-type': 'application/json' },
     body: JSON.stringify(body),
     signal: AbortSignal.timeout(30_000),
   })
@@ -413,16 +487,35 @@ export async function mapLimit<R>(count: number, limit: number, fn: (index: numb
   return results
 }
 
+/** `POST /sandbox/apps`: a new app with its first key and its funded wallet. */
+async function createApp(baseUrl: string, name: string): Promise<SeededApp> {
+  const created = await postJson(`${baseUrl}/sandbox/apps`, { name }, 201)
+  const wallet = jsonAt(created, 'wallet')
+  const apiKey = stringField(created, 'api_key', 'create app')
+  return {
+    appId: stringField(created, 'app_id', 'create app'),
+    name,
+    apiKey,
+    apiKeys: [apiKey],
+    walletAddress: stringField(wallet, 'address', 'create app'),
+    walletSeed: stringField(wallet, 'seed', 'create app'),
+    network: stringField(created, 'network', 'create app'),
+  }
+}
+
 /**
- * Realistic data, made the way a developer would: apps, then users, each user signed in to one
- * app (round robin) with the username and payments scopes, so every user holds one access token.
+ * Realistic data, made the way a developer would: apps (each with keysPerApp server keys), then
+ * users, each user signed in to one app (round robin) with FIXTURE_SCOPES, so every user holds
+ * one access token and a uid in that app.
  */
 export async function seed(baseUrl: string, options: SeedOptions): Promise<Fixtures> {
   const startedAt = performance.now()
-  const apps = await mapLimit(options.apps, options.concurrency, async (index) => {
-    const name = `Bench App ${index + 1}`
-    const created = await postJson(`${baseUrl}/sandbox/apps`, { name }, 201)
-    return { appId: stringField(created, 'app_id', 'create app'), name, apiKey: stringField(created, 'api_key', 'create app') }
+  const apps = await mapLimit(options.apps, options.concurrency, (index) => createApp(baseUrl, `Bench App ${index + 1}`))
+  await mapLimit(apps.length * Math.max(0, options.keysPerApp - 1), options.concurrency, async (index) => {
+    const app = apps[index % apps.length]
+    if (app === undefined) throw new Error('seed: no app for a key')
+    const created = await postJson(`${baseUrl}/sandbox/apps/${app.appId}/keys`, {}, 201)
+    app.apiKeys.push(stringField(created, 'api_key', 'create key'))
   })
   const users = await mapLimit(options.users, options.concurrency, async (index) => {
     const username = `b${options.tag}_${index}`
@@ -430,19 +523,22 @@ export async function seed(baseUrl: string, options: SeedOptions): Promise<Fixtu
     const userId = stringField(created, 'user_id', 'create user')
     const app = apps[index % apps.length]
     if (app === undefined) throw new Error('seed: at least one app is needed')
-    const signedIn = await postJson(
-      `${baseUrl}/sandbox/apps/${app.appId}/authenticate`,
-      { user_id: userId, scopes: ['username', 'payments'] },
-      200,
-    )
-    return { userId, username, appId: app.appId, accessToken: stringField(signedIn, 'accessToken', 'authenticate') }
+    const signedIn = await postJson(`${baseUrl}/sandbox/apps/${app.appId}/authenticate`, { user_id: userId, scopes: FIXTURE_SCOPES }, 200)
+    return {
+      userId,
+      username,
+      appId: app.appId,
+      uid: stringField(jsonAt(signedIn, 'user'), 'uid', 'authenticate'),
+      walletAddress: stringField(jsonAt(created, 'wallet'), 'address', 'create user'),
+      accessToken: stringField(signedIn, 'accessToken', 'authenticate'),
+    }
   })
   return { apps, users, seedMs: performance.now() - startedAt }
 }
 
 /** One flow worker's own app (with its wallet, whose seed signs A2U transactions) and its own users of that app. */
 export interface FlowTeam {
-  app: SeededApp & { walletAddress: string; walletSeed: string; network: string }
+  app: SeededApp
   users: FlowUser[]
 }
 
@@ -470,19 +566,7 @@ export const FLOW_SCOPES = ['username', 'payments', 'wallet_address'] as const
  */
 export async function seedFlowTeams(baseUrl: string, options: FlowSeedOptions): Promise<{ teams: FlowTeam[]; seedMs: number }> {
   const startedAt = performance.now()
-  const apps = await mapLimit(options.teams, options.concurrency, async (index) => {
-    const name = `Bench Flow App ${index + 1}`
-    const created = await postJson(`${baseUrl}/sandbox/apps`, { name }, 201)
-    const wallet = jsonAt(created, 'wallet')
-    return {
-      appId: stringField(created, 'app_id', 'create app'),
-      name,
-      apiKey: stringField(created, 'api_key', 'create app'),
-      walletAddress: stringField(wallet, 'address', 'create app'),
-      walletSeed: stringField(wallet, 'seed', 'create app'),
-      network: stringField(created, 'network', 'create app'),
-    }
-  })
+  const apps = await mapLimit(options.teams, options.concurrency, (index) => createApp(baseUrl, `Bench Flow App ${index + 1}`))
   const users = await mapLimit(options.teams * options.usersPerTeam, options.concurrency, async (index) => {
     const team = Math.floor(index / options.usersPerTeam)
     const app = apps[team]
@@ -544,98 +628,209 @@ export type Backend = 'fastify' | 'pglite' | 'postgres'
 
 export type HttpMethod = autocannon.HttpMethod
 
+/** What a checked answer held: the items it carries (notifications delivered), or what is wrong with it. */
+export type AnswerVerdict = { items: number } | { problem: string }
+
 export interface RequestSpec {
   method: HttpMethod
   path: string
   headers?: Record<string, string>
   body?: string
+  /**
+   * Read for every answer when the scenario checks answers (PreparedRequests.checksAnswers): a
+   * problem on a 2xx answer counts as an error (a non-2xx answer already is one); items are summed.
+   */
+  check?: (status: number, body: string) => AnswerVerdict
 }
 
 /** Called once per request sent: vary the request here (which user, which payment). */
 export type RequestBuilder = () => RequestSpec
 
+export interface SeedRecord {
+  /** What the data is for. */
+  purpose: string
+  /** What was made, in words ("3,600 payments: …"). */
+  made: string
+  /** How many of the main thing were made, for the per-second figure. */
+  items: number
+  seconds: number
+}
+
+/** How much of each kind of data the scenarios seed on a server, besides the users (Fixtures). */
+export interface DataSizes {
+  /** A2U payments made per seeded user, through the API (most cancelled, some left open). */
+  paymentsPerUser: number
+  /** Per app, payments taken to completion through the ledger (signed with the app wallet), on top. */
+  completedPaymentsPerApp: number
+  /** Rewarded ads each seeded user watches. */
+  adsPerUser: number
+  /** Seeding requests in flight at once. */
+  seedConcurrency: number
+}
+
 export interface ScenarioContext {
   backend: Backend
   baseUrl: string
   quick: boolean
+  data: DataSizes
   /** The apps, users and tokens seeded on this server; seeded on first use, then shared by every scenario. */
   fixtures(): Promise<Fixtures>
   /** One team (app + users) per flow worker, seeded on first use, then shared by every flow scenario. */
   flowTeams(): Promise<FlowTeam[]>
+  /** Other data seeded on this server under `key`: made on first use, then shared (the scaling runs reuse it). */
+  shared<T>(key: string, make: () => Promise<T>): Promise<T>
+  /** Adds a line to the report's seeding table. */
+  recordSeed(record: SeedRecord): void
+}
+
+/** Where and how a scenario runs, besides what it does. */
+export interface ScenarioTraits {
+  name: string
+  backends: readonly Backend[]
+  /** The backends it runs on in a --quick run; all of `backends` when absent. */
+  quickBackends?: readonly Backend[]
+  /** Also measured with several Plinth processes sharing one PostgreSQL (see run.ts). */
+  scaling?: boolean
+  /**
+   * Moves the platform clock forward (POST /sandbox/clock): access tokens expire and transactions
+   * signed against the wall clock fall outside their time bounds, so it runs after every other
+   * measurement on its server.
+   */
+  movesClock?: boolean
+  /** The seeded users each app needs at least (the fixtures grow to it on the servers this scenario runs on). */
+  minUsersPerApp?: number
 }
 
 /** A scenario as written: typed setup state handed to the request builder. */
-export interface ScenarioDefinition<S> {
-  name: string
-  backends: readonly Backend[]
+export interface ScenarioDefinition<S> extends ScenarioTraits {
   /** Runs once on each server before the warm-up: create whatever the requests need. */
   setup(context: ScenarioContext): Promise<S>
   /** Builds one request from the setup's state; called for every request sent. */
   request(state: S): RequestSpec
+  /** The answers are read and checked with RequestSpec.check (costs the load generator some CPU). */
+  checksAnswers?: boolean
+  /** When set, the throughput is the checked items per second in this unit ("notifications/s"), not req/s. */
+  itemUnit?: string
+  /** What the run did besides the numbers (clock advances, …), for the log and the report. */
+  summary?(state: S): string
+  /** Called after each autocannon run (warm-up, measured): the requests it left in flight will never be answered to this side. */
+  afterRun?(state: S): void
+}
+
+/** A request scenario ready to load: its builder and how to read its answers. */
+export interface PreparedRequests {
+  build: RequestBuilder
+  checksAnswers: boolean
+  itemUnit: string | undefined
+  summary(): string | undefined
+  afterRun(): void
 }
 
 /** A request scenario as the harness runs it (with autocannon), its state type hidden behind the request builder. */
-export interface RequestScenario {
+export interface RequestScenario extends ScenarioTraits {
   kind: 'request'
-  name: string
-  backends: readonly Backend[]
-  prepare(context: ScenarioContext): Promise<RequestBuilder>
+  prepare(context: ScenarioContext): Promise<PreparedRequests>
 }
 
 /** What the harness measures: single requests (autocannon) or multi-request flows (runFlow). */
 export type Scenario = RequestScenario | FlowScenario
 
+function traitsOf(definition: ScenarioTraits): ScenarioTraits {
+  const { name, backends, quickBackends, scaling, movesClock, minUsersPerApp } = definition
+  return { name, backends, quickBackends, scaling, movesClock, minUsersPerApp }
+}
+
 export function defineScenario<S>(definition: ScenarioDefinition<S>): RequestScenario {
   return {
     kind: 'request',
-    name: definition.name,
-    backends: definition.backends,
+    ...traitsOf(definition),
     async prepare(context) {
       const state = await definition.setup(context)
-      return () => definition.request(state)
+      return {
+        build: () => definition.request(state),
+        checksAnswers: definition.checksAnswers ?? false,
+        itemUnit: definition.itemUnit,
+        summary: () => definition.summary?.(state),
+        afterRun: () => definition.afterRun?.(state),
+      }
     },
   }
 }
 
 export interface LoadOptions {
-  baseUrl: string
+  /** One URL, or one per server process: autocannon deals its connections round robin over them. */
+  baseUrl: string | readonly string[]
   connections: number
   durationSeconds: number
   build: RequestBuilder
+  /** Read every answer and pass it to RequestSpec.check. */
+  checksAnswers?: boolean
   timeoutSeconds?: number
+}
+
+export interface AnswerProblem {
+  key: string
+  count: number
 }
 
 export interface LoadResult {
   /** Mean of the per-second request counts. */
   requestsPerSecond: number
   totalRequests: number
+  /** The run's length as autocannon measured it, in seconds. */
+  durationSeconds: number
   latencyP50: number
   latencyP99: number
   latencyMax: number
-  /** non-2xx answers + connection errors (timeouts are among these). */
+  /** non-2xx answers + connection errors (timeouts are among these) + 2xx answers whose check found a problem. */
   errors: number
   non2xx: number
   connectionErrors: number
   timeouts: number
   statusCodes: Record<string, number>
+  /** Items the checked answers held (0 unless the scenario checks answers). */
+  items: number
+  /** 2xx answers whose check found a problem. */
+  problems: number
+  problemKinds: AnswerProblem[]
 }
 
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const { build } = options
+  let items = 0
+  let problems = 0
+  const problemKinds = new Map<string, number>()
+  // autocannon keeps one context per connection and, without pipelining, a connection has one
+  // request in flight: the check of the request just built waits there for its answer.
+  const pending = new WeakMap<Record<string, unknown>, RequestSpec['check']>()
+  const onResponse = (status: number, body: string, context: Record<string, unknown>) => {
+    const check = pending.get(context)
+    pending.delete(context)
+    if (check === undefined) return
+    const verdict = check(status, body)
+    if ('items' in verdict) {
+      items += verdict.items
+    } else if (status >= 200 && status <= 299) {
+      problems++
+      problemKinds.set(verdict.problem, (problemKinds.get(verdict.problem) ?? 0) + 1)
+    }
+  }
   const instance = autocannon({
-    url: options.baseUrl,
+    url: typeof options.baseUrl === 'string' ? options.baseUrl : [...options.baseUrl],
     connections: options.connections,
     duration: options.durationSeconds,
     timeout: options.timeoutSeconds ?? 10,
     requests: [
       {
-        setupRequest: (request) => {
+        setupRequest: (request, context) => {
           const spec = build()
+          if (options.checksAnswers === true && spec.check !== undefined) pending.set(context, spec.check)
           const headers = { ...request.headers, ...spec.headers }
           return spec.body === undefined
             ? { ...request, method: spec.method, path: spec.path, headers }
             : { ...request, method: spec.method, path: spec.path, headers, body: spec.body }
         },
+        ...(options.checksAnswers === true ? { onResponse } : {}),
       },
     ],
   })
@@ -647,14 +842,18 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     return {
       requestsPerSecond: result.requests.average,
       totalRequests: result.requests.total,
+      durationSeconds: result.duration,
       latencyP50: result.latency.p50,
       latencyP99: result.latency.p99,
       latencyMax: result.latency.max,
-      errors: result.non2xx + result.errors,
+      errors: result.non2xx + result.errors + problems,
       non2xx: result.non2xx,
       connectionErrors: result.errors,
       timeouts: result.timeouts,
       statusCodes,
+      items,
+      problems,
+      problemKinds: [...problemKinds].map(([key, count]) => ({ key, count })).sort((a, b) => b.count - a.count),
     }
   } finally {
     process.off('SIGINT', onSignal)
@@ -671,8 +870,12 @@ export async function probe(baseUrl: string, build: RequestBuilder): Promise<voi
     signal: AbortSignal.timeout(10_000),
   })
   const text = await response.text()
+  const verdict = spec.check?.(response.status, text)
   if (response.status < 200 || response.status > 299) {
     throw new Error(`${spec.method} ${spec.path}: HTTP ${response.status}: ${text.slice(0, 500)}`)
+  }
+  if (verdict !== undefined && 'problem' in verdict) {
+    throw new Error(`${spec.method} ${spec.path}: ${verdict.problem}: ${text.slice(0, 500)}`)
   }
 }
 
@@ -721,19 +924,15 @@ export interface PreparedFlow {
 }
 
 /** A flow scenario as the harness runs it (with runFlow). */
-export interface FlowScenario {
+export interface FlowScenario extends ScenarioTraits {
   kind: 'flow'
-  name: string
-  backends: readonly Backend[]
   /** What one completed flow is called in the report ("lifecycles"). */
   unit: string
   prepare(context: ScenarioContext): Promise<PreparedFlow>
 }
 
 /** A flow scenario as written: one typed state per worker, handed to each of its lifecycles. */
-export interface FlowDefinition<W> {
-  name: string
-  backends: readonly Backend[]
+export interface FlowDefinition<W> extends ScenarioTraits {
   unit?: string
   /** Runs once on each server before the warm-up: answers one state per worker (its app, its users, its account). */
   setup(context: ScenarioContext): Promise<W[]>
@@ -746,8 +945,7 @@ export interface FlowDefinition<W> {
 export function defineFlow<W>(definition: FlowDefinition<W>): FlowScenario {
   return {
     kind: 'flow',
-    name: definition.name,
-    backends: definition.backends,
+    ...traitsOf(definition),
     unit: definition.unit ?? 'lifecycles',
     async prepare(context) {
       const workers = await definition.setup(context)
@@ -781,7 +979,21 @@ class WorkerClient implements FlowClient {
   steps: Array<{ name: string; ms: number }> = []
   requests = 0
 
-  constructor(private readonly baseUrl: string) {}
+  private turn: number
+
+  /** With several server processes, each request goes to the next one in turn (a round-robin load balancer); `first` staggers the workers. */
+  constructor(
+    private readonly baseUrls: readonly string[],
+    first: number,
+  ) {
+    this.turn = first
+  }
+
+  private nextBaseUrl(): string {
+    const url = this.baseUrls[this.turn++ % this.baseUrls.length]
+    if (url === undefined) throw new Error('a flow worker has no server to talk to')
+    return url
+  }
 
   reset(): void {
     this.steps = []
@@ -803,7 +1015,7 @@ class WorkerClient implements FlowClient {
     let status: number
     let text: string
     try {
-      const response = await fetch(`${this.baseUrl}${path}`, { method, headers, body, signal: AbortSignal.timeout(30_000) })
+      const response = await fetch(`${this.nextBaseUrl()}${path}`, { method, headers, body, signal: AbortSignal.timeout(30_000) })
       status = response.status
       text = await response.text()
     } catch (error) {
@@ -841,7 +1053,7 @@ class WorkerClient implements FlowClient {
 
   async attempt(method: 'GET' | 'POST', path: string, headers: Record<string, string> = {}): Promise<void> {
     try {
-      const response = await fetch(`${this.baseUrl}${path}`, { method, headers, signal: AbortSignal.timeout(10_000) })
+      const response = await fetch(`${this.nextBaseUrl()}${path}`, { method, headers, signal: AbortSignal.timeout(10_000) })
       await response.arrayBuffer()
     } catch {
       // Cleaning up is best effort.
@@ -869,7 +1081,8 @@ export function flowExpect(body: unknown, path: string, expected: unknown, step:
 }
 
 export interface FlowOptions {
-  baseUrl: string
+  /** One URL, or one per server process: the requests go round robin over them. */
+  baseUrl: string | readonly string[]
   lifecycles: readonly Lifecycle[]
   warmupSeconds: number
   durationSeconds: number
@@ -945,8 +1158,9 @@ export async function runFlow(options: FlowOptions): Promise<FlowResult> {
   }
   process.once('SIGINT', onSignal)
 
-  const worker = async (lifecycle: Lifecycle) => {
-    const client = new WorkerClient(options.baseUrl)
+  const baseUrls = typeof options.baseUrl === 'string' ? [options.baseUrl] : options.baseUrl
+  const worker = async (lifecycle: Lifecycle, index: number) => {
+    const client = new WorkerClient(baseUrls, index)
     while (phase !== 'drain') {
       client.reset()
       const startedAt = performance.now()

@@ -71,6 +71,26 @@ function frameName(frame: CallFrame): string {
   return `${frame.functionName || '(anonymous)'} ${where.startsWith('(') ? '' : `${where.startsWith('plinth') ? file : where}:${frame.lineNumber + 1}`}`.trim()
 }
 
+/**
+ * Who a sample's time is spent for: its own place when that is a package or Plinth, else (Node
+ * internals, native code such as a socket's writev) the nearest package or Plinth frame above it,
+ * as `<place> › <what it called>`; V8's pseudo-frames (GC, program) stay themselves.
+ */
+function ownerOf(id: number, byId: Map<number, ProfileNode>, parent: Map<number, number>): string {
+  const self = byId.get(id)?.callFrame
+  if (self === undefined) return '?'
+  const own = place(self)
+  if (own.startsWith('(') && own !== '(native)') return own
+  if (own !== '(native)' && own !== 'node internals') return own
+  for (let at = parent.get(id); at !== undefined; at = parent.get(at)) {
+    const frame = byId.get(at)?.callFrame
+    if (frame === undefined) break
+    const where = place(frame)
+    if (where !== '(native)' && where !== 'node internals' && !where.startsWith('(')) return `${where} › ${self.functionName || own}`
+  }
+  return `${own} › ${self.functionName || '(anonymous)'} (no JS caller: event loop, I/O callbacks)`
+}
+
 function top(map: Map<string, number>, count: number): Array<[string, number]> {
   return [...map].sort((a, b) => b[1] - a[1]).slice(0, count)
 }
@@ -87,6 +107,7 @@ export function cpuProfileReport(path: string, window: CpuProfileWindow, rows = 
   const endUs = Number(window.endNs / 1000n)
   const byPlace = new Map<string, number>()
   const selfByFunction = new Map<string, number>()
+  const byOwner = new Map<string, number>()
   const totalByPlinthFunction = new Map<string, number>()
   let sampled = 0
   let busy = 0
@@ -103,6 +124,8 @@ export function cpuProfileReport(path: string, window: CpuProfileWindow, rows = 
     busy++
     const name = frameName(node.callFrame)
     selfByFunction.set(name, (selfByFunction.get(name) ?? 0) + 1)
+    const owner = ownerOf(node.id, byId, parent)
+    byOwner.set(owner, (byOwner.get(owner) ?? 0) + 1)
     const seen = new Set<string>()
     for (let id: number | undefined = node.id; id !== undefined; id = parent.get(id)) {
       const frame = byId.get(id)?.callFrame
@@ -135,6 +158,12 @@ export function cpuProfileReport(path: string, window: CpuProfileWindow, rows = 
     markdownTable(
       ['function (self time)', 'of busy samples'],
       top(selfByFunction, rows).map(([name, count]) => [name, share(count, busy)]),
+      ['left', 'right'],
+    ),
+    '',
+    markdownTable(
+      ['on behalf of (Node internals and native code charged to the nearest package or Plinth frame above them)', 'of busy samples'],
+      top(byOwner, rows).map(([owner, count]) => [owner, share(count, busy)]),
       ['left', 'right'],
     ),
     '',
