@@ -171,7 +171,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ledgerSandboxRoutes(app, { ledger })
     adsSandboxRoutes(app, { ads, apps })
     notificationsSandboxRoutes(app, { notifications })
-    sandboxViews(app, { db, publicUrl: config.publicUrl })
+    sandboxViews(app, { db, publicUrl: config.publicUrl, expireDueApprovals: payments.expireDueApprovals })
     await app.register(sandboxPageRoutes, {
       approvalWindowSeconds: config.approvalWindowSeconds,
       adminTokenRequired: config.adminToken !== undefined,

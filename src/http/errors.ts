@@ -41,6 +41,7 @@ export const ERROR_STATUS = {
   verification_failed: 409,
   not_approved: 409,
   invalid_status_transition: 409,
+  payment_busy: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   unknown_error: 500,

@@ -229,9 +229,10 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
     /**
      * Applies a signed transaction envelope (base64 XDR) atomically, or refuses it with a
      * LedgerError carrying Horizon's problem and result codes. A refused transaction changes
-     * nothing: no fee, no sequence number.
+     * nothing: no fee, no sequence number. `afterApply` lets an in-process submitter add a
+     * condition of its own, checked inside the applying transaction after every other hook.
      */
-    async submit(envelopeXdr: string): Promise<SubmittedTransaction> {
+    async submit(envelopeXdr: string, options: { afterApply?: OnTransactionApplied } = {}): Promise<SubmittedTransaction> {
       const decoded = decodeEnvelope(envelopeXdr)
       if (!decoded.ok) throw malformed(decoded.detail, envelopeXdr)
       const tx = decoded.tx
@@ -307,19 +308,20 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
         await txRepo.insertOperations(operations.map((op, index) => ({ transaction_hash: hash, index, ...op, created_at: now })))
 
         const submitted: SubmittedTransaction = { ...toTransaction(row), operations }
-        if (onTransactionApplied !== undefined) {
-          await onTransactionApplied(trx, {
-            hash,
-            ledger,
-            network: auth.network,
-            sourceAccount: tx.source,
-            memo: row.memo,
-            memoType: row.memo_type,
-            operations: operations.map((op) => ({ ...op })),
-            createdAt: now,
-            feeCharged: row.fee_charged,
-          })
+        const applied: AppliedTransaction = {
+          hash,
+          ledger,
+          network: auth.network,
+          sourceAccount: tx.source,
+          memo: row.memo,
+          memoType: row.memo_type,
+          operations: operations.map((op) => ({ ...op })),
+          createdAt: now,
+          feeCharged: row.fee_charged,
         }
+        if (onTransactionApplied !== undefined) await onTransactionApplied(trx, applied)
+        // The submitter's own condition, checked last, in the same transaction: if it throws, nothing is kept.
+        if (options.afterApply !== undefined) await options.afterApply(trx, applied)
         return submitted
       })
     },

@@ -18,13 +18,14 @@ export function notificationsRepo(db: Kysely<DB>) {
      */
     async lockRecipients(appId: string, uids: string[]): Promise<Recipient[]> {
       if (uids.length === 0) return []
+      // NO KEY UPDATE: enough to queue notify requests, without blocking inserts that reference the member.
       return db
         .selectFrom('app_users')
         .select(['user_id', 'uid', 'scopes', 'notifications_enabled'])
         .where('app_id', '=', appId)
         .where('uid', 'in', uids)
         .orderBy('user_id')
-        .forUpdate()
+        .forNoKeyUpdate()
         .execute()
     },
 

@@ -51,6 +51,9 @@ function notifyErrorHandler(error: FastifyError, request: FastifyRequest, reply:
   return reply.code(status).send({ error: apiError.message })
 }
 
+/** The notify route's body limit (the rest of the API takes 1 MiB). */
+export const NOTIFY_BODY_LIMIT = 4 * 1024 * 1024
+
 export function notificationsRoutes(app: FastifyInstance, deps: { notifications: NotificationsService }): void {
   const { notifications } = deps
   const r = app.withTypeProvider<TypeBoxTypeProvider>()
@@ -59,6 +62,8 @@ export function notificationsRoutes(app: FastifyInstance, deps: { notifications:
     '/v2/in_app_notifications/notify',
     {
       config: { auth: 'key' },
+      // 256 notifications at their longest, every character escaped in JSON, fit: a valid request is never a 413.
+      bodyLimit: NOTIFY_BODY_LIMIT,
       errorHandler: notifyErrorHandler,
       // The schema documents the body; the handler validates it, for the platform's 400-before-422 order.
       validatorCompiler: () => (value) => ({ value }),

@@ -73,8 +73,10 @@ export function decide(state: PaymentState, move: Move): Decision {
     case 'approve': {
       if (state.direction !== 'user_to_app')
         return refuse('wrong_direction', 'Only user-to-app payments are approved; app-to-user payments go straight to completion.')
-      if (state.developer_approved) return REPLAY
+      // A cancelled payment refuses approval even when it was approved before it was cancelled:
+      // answering 200 would tell the app it may expect the user's transaction.
       if (state.cancelled || state.user_cancelled) return refuse('cancelled_payment', cancelledMessage(state))
+      if (state.developer_approved) return REPLAY
       return APPLY
     }
 
@@ -111,6 +113,8 @@ export function decide(state: PaymentState, move: Move): Decision {
     }
 
     case 'user_cancel': {
+      // The app pays an app-to-user payment: only the app can cancel it (its incomplete list must stay truthful).
+      if (state.direction !== 'user_to_app') return refuse('wrong_direction', 'Only the app can cancel an app-to-user payment.')
       if (state.developer_completed) return refuse('already_completed', 'A completed payment cannot be cancelled.')
       if (state.user_cancelled) return REPLAY
       if (state.cancelled) return refuse('cancelled_payment', cancelledMessage(state))

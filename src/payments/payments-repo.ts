@@ -53,6 +53,10 @@ export function paymentsRepo(db: Kysely<DB>) {
       return select().where('identifier', '=', identifier).where('app_id', '=', appId).where('user_id', '=', userId).executeTakeFirst()
     },
 
+    async linkedTxid(identifier: string): Promise<string | null | undefined> {
+      return (await db.selectFrom('payments').select('txid').where('identifier', '=', identifier).executeTakeFirst())?.txid
+    },
+
     async findOpen(appId: string, userId: string, direction: PaymentRow['direction']): Promise<PaymentRow | undefined> {
       return select()
         .where('app_id', '=', appId)
@@ -82,7 +86,7 @@ export function paymentsRepo(db: Kysely<DB>) {
 
     /** Serialises user-to-app payment creation per user and app: a new one cancels the open one. */
     async lockMember(appId: string, userId: string): Promise<void> {
-      await db.selectFrom('app_users').select('uid').where('app_id', '=', appId).where('user_id', '=', userId).forUpdate().execute()
+      await db.selectFrom('app_users').select('uid').where('app_id', '=', appId).where('user_id', '=', userId).forNoKeyUpdate().execute()
     },
 
     /** The two wallets of a user-to-app payment, and the app's network. */
@@ -139,22 +143,25 @@ export function paymentsRepo(db: Kysely<DB>) {
         .where('identifier', '=', identifier)
         .where('app_id', '=', appId)
         .where('user_id', '=', userId)
+        .where('direction', '=', 'user_to_app')
         .where(OPEN)
         .where('txid', 'is', null)
         .returningAll()
         .executeTakeFirst()
     },
 
-    /** The platform's cancel of a user-to-app payment whose approval window passed, dated when the window closed. */
-    async expireApproval(identifier: string, windowMs: number, now: Date): Promise<void> {
-      await update()
+    /**
+     * The platform's cancel of user-to-app payments whose approval window passed, dated when the
+     * window closed: one payment, or every due payment of an app.
+     */
+    async expireApproval(which: { identifier: string } | { appId: string }, windowMs: number, now: Date): Promise<void> {
+      const due = update()
         .set({ cancelled: true, cancelled_at: sql<Date>`created_at + make_interval(secs => ${windowMs / 1000})` })
-        .where('identifier', '=', identifier)
         .where('direction', '=', 'user_to_app')
         .where('developer_approved', '=', false)
         .where(OPEN)
         .where('created_at', '<=', new Date(now.getTime() - windowMs))
-        .execute()
+      await ('identifier' in which ? due.where('identifier', '=', which.identifier) : due.where('app_id', '=', which.appId)).execute()
     },
 
     /**
@@ -187,8 +194,7 @@ export function paymentsRepo(db: Kysely<DB>) {
       return select()
         .where('app_id', '=', appId)
         .where('direction', '=', 'app_to_user')
-        .where('developer_completed', '=', false)
-        .where('cancelled', '=', false)
+        .where(OPEN)
         .orderBy('created_at')
         .orderBy('identifier')
         .limit(limit)

@@ -12,10 +12,21 @@ import { checkAmount, checkMemo, checkMetadata } from './payment-input.js'
 import { approvalExpired, decide, type Move } from './payment-state.js'
 import { isOpenPaymentConflict, type PaymentRow, paymentsRepo } from './payments-repo.js'
 
+/**
+ * The result code of a transaction the platform signed for a payment that, by the time the
+ * ledger applied it, no longer took it (cancelled meanwhile): the ledger rolls it back. It is
+ * the platform's own and never leaves the server.
+ */
+export const PAYMENT_NOT_LINKED = 'tx_payment_not_linked'
+
 /** What payments need of the ledger: narrow, so the ledger never depends on payments. */
 export interface PaymentsLedger {
   accountSequence(address: string): Promise<string | undefined>
-  submit(envelopeXdr: string): Promise<{ ok: true; hash: string } | { ok: false; transaction: string; operations?: string[] }>
+  /** Applies a transaction the platform signed for payment `forPayment`; it applies only if it links to that payment. */
+  submit(
+    envelopeXdr: string,
+    forPayment: string,
+  ): Promise<{ ok: true; hash: string } | { ok: false; transaction: string; operations?: string[] }>
   findTransaction(hash: string): Promise<{ memo: string | null; sourceAccount: string } | undefined>
 }
 
@@ -68,7 +79,7 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
   /** Applies the platform's approval timeout to a row just read, so every answer reflects it. */
   async function current(row: PaymentRow, reread: () => Promise<PaymentRow | undefined>): Promise<PaymentRow> {
     if (!approvalExpired(row, clock.now(), approvalWindowMs)) return row
-    await repo.expireApproval(row.identifier, approvalWindowMs, clock.now())
+    await repo.expireApproval({ identifier: row.identifier }, approvalWindowMs, clock.now())
     return (await reread()) ?? row
   }
 
@@ -101,9 +112,12 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
     // Allowed now but the guarded update missed: the state changed between the two; try once more.
     const retried = await attempt()
     if (retried !== undefined) return retried
-    const again = decide(await row(), action)
-    if (again.kind === 'refuse') throw new ApiError(again.code, again.message)
-    return row()
+    const latest = await row()
+    const again = decide(latest, action)
+    if (again.kind === 'replay') return latest
+    if (again.kind === 'refuse') throw new ApiError(again.code, again.message, { payment: dto(latest) })
+    // Still allowed yet still not applied: the payment keeps changing under this move. Never claim success.
+    throw new ApiError('payment_busy', 'The payment changed while this move was applied; read it and try again.', { payment: dto(latest) })
   }
 
   function newIdentifier(): string {
@@ -175,31 +189,45 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
       const now = clock.now()
       // Creation is serialised per user and app (a row lock on the membership): a new payment
       // cancels the open one, so two racing creates must not cancel each other's.
-      const row = await inTransaction(db, async (trx) => {
-        const txRepo = paymentsRepo(trx)
-        await txRepo.lockMember(principal.appId, principal.userId)
-        const open = await txRepo.findOpen(principal.appId, principal.userId, 'user_to_app')
-        if (open !== undefined) {
-          if (open.txid !== null) throw ongoing(open)
-          await txRepo.cancel(open.identifier, principal.appId, now)
-        }
-        const parties = await txRepo.findParties(principal.appId, principal.userId)
-        return txRepo.insert({
-          identifier: newIdentifier(),
-          app_id: principal.appId,
-          user_id: principal.userId,
-          user_uid: principal.uid,
-          direction: 'user_to_app',
-          amount,
-          memo,
-          metadata,
-          from_address: parties.user_wallet,
-          to_address: parties.app_wallet,
-          network: parties.network,
-          created_at: now,
+      const create = () =>
+        inTransaction(db, async (trx) => {
+          const txRepo = paymentsRepo(trx)
+          await txRepo.lockMember(principal.appId, principal.userId)
+          const open = await txRepo.findOpen(principal.appId, principal.userId, 'user_to_app')
+          if (open !== undefined) {
+            if (open.txid !== null) throw ongoing(open)
+            // The old payment may have been paid since it was read: then it blocks, as above.
+            if ((await txRepo.cancel(open.identifier, principal.appId, now)) === undefined) {
+              const still = await txRepo.findOpen(principal.appId, principal.userId, 'user_to_app')
+              if (still !== undefined) throw ongoing(still)
+            }
+          }
+          const parties = await txRepo.findParties(principal.appId, principal.userId)
+          return txRepo.insert({
+            identifier: newIdentifier(),
+            app_id: principal.appId,
+            user_id: principal.userId,
+            user_uid: principal.uid,
+            direction: 'user_to_app',
+            amount,
+            memo,
+            metadata,
+            from_address: parties.user_wallet,
+            to_address: parties.app_wallet,
+            network: parties.network,
+            created_at: now,
+          })
         })
-      })
-      return dto(row)
+      try {
+        return dto(await create())
+      } catch (error) {
+        // The unique index is the last word on the one-open-payment rule.
+        if (!isOpenPaymentConflict(error)) throw error
+        const open = await repo.findOpen(principal.appId, principal.userId, 'user_to_app')
+        throw open === undefined
+          ? new ApiError('ongoing_payment_found', 'Another payment of this user was just created; try again.')
+          : ongoing(open)
+      }
     },
 
     async getForApp(appId: string, id: string): Promise<PaymentDTO> {
@@ -284,10 +312,11 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
           .addMemo(Memo.text(row.identifier))
           .build()
         tx.signatures.push(signWithSeed(seed, tx.hash()))
-        const result = await ledger.submit(tx.toEnvelope().toXDR('base64'))
+        const result = await ledger.submit(tx.toEnvelope().toXDR('base64'), id)
         if (result.ok) return dto(await readForUser(principal, id))
-        // A concurrent submit (or another payment of this user) took the sequence: look again.
-        if (result.transaction === 'tx_bad_seq') continue
+        // A concurrent submit (or another payment of this user) took the sequence, or the payment
+        // was cancelled while this was being applied (then nothing moved): look again.
+        if (result.transaction === 'tx_bad_seq' || result.transaction === PAYMENT_NOT_LINKED) continue
         const codes =
           result.operations === undefined
             ? { transaction: result.transaction }
@@ -302,6 +331,11 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
         )
       }
       throw new ApiError('transaction_failed', 'The ledger kept refusing the transaction sequence; try again.')
+    },
+
+    /** Persists the platform's cancel of every payment of the app whose approval window passed (for listings that read rows directly). */
+    async expireDueApprovals(appId: string): Promise<void> {
+      await repo.expireApproval({ appId }, approvalWindowMs, clock.now())
     },
 
     async incompleteServerPayments(appId: string): Promise<PaymentDTO[]> {

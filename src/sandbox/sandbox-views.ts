@@ -26,7 +26,10 @@ const AppView = Type.Object({
   created_at: Type.String(),
 })
 
-export function sandboxViews(app: FastifyInstance, deps: { db: Kysely<DB>; publicUrl: string }): void {
+export function sandboxViews(
+  app: FastifyInstance,
+  deps: { db: Kysely<DB>; publicUrl: string; expireDueApprovals: (appId: string) => Promise<void> },
+): void {
   const { db, publicUrl } = deps
   const r = app.withTypeProvider<TypeBoxTypeProvider>()
   const common = { tags: ['Sandbox'], security: ADMIN_SECURITY }
@@ -208,6 +211,7 @@ export function sandboxViews(app: FastifyInstance, deps: { db: Kysely<DB>; publi
     },
     async (request) => {
       await requireApp(request.params.app_id)
+      await deps.expireDueApprovals(request.params.app_id)
       const rows = await db
         .selectFrom('payments')
         .selectAll()

@@ -156,6 +156,8 @@ describe('the sandbox browser and the client SDK, in Chromium', () => {
     assert.match(text ?? '', /A sword/)
     assert.match(text ?? '', new RegExp(fixture.name))
     assert.match(text ?? '', /approved/)
+    // The user's balance, read from the ledger, beside the amount.
+    await waitFor(async () => /Your balance\s*[\d,]+(\.\d+)? π/.test((await dialog(page).textContent()) ?? '') || undefined, 'the balance')
     await screenshot(page, 'sandbox-payment')
 
     await pay.click()

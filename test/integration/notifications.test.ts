@@ -235,6 +235,21 @@ describe('in-app notifications', () => {
     )
   })
 
+  it('takes the longest valid request (256 notifications, every field at its bound, over 1 MiB of JSON)', async () => {
+    const app = await sb.createApp()
+    const members = await Promise.all(Array.from({ length: 6 }, () => member(app)))
+    const batch = Array.from({ length: 256 }, (_, i) => ({
+      title: '€'.repeat(100),
+      body: '€'.repeat(1000),
+      user_uid: members[i % 6]?.uid ?? '',
+      subroute: `/${'€'.repeat(499)}`,
+    }))
+    assert.ok(Buffer.byteLength(JSON.stringify({ notifications: batch })) > 1024 * 1024)
+    const result = await notify(app, batch)
+    assert.equal(result.status, 201, JSON.stringify(result.body).slice(0, 200))
+    assert.equal(result.body.delivered_notifications?.length, 256)
+  })
+
   it('is exact under concurrency: 100 concurrent requests for one user deliver 48', async () => {
     const app = await sb.createApp()
     const erin = await member(app)

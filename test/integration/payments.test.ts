@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { InjectOptions } from 'fastify'
+import { ApiError } from '../../src/http/errors.js'
+import { ledgerServiceFactory } from '../../src/ledger/ledger-service.js'
+import { paymentsLedger } from '../../src/payments/payments-ledger.js'
+import { paymentsServiceFactory } from '../../src/payments/payments-service.js'
 import { type AuthFixture, authCases } from '../helpers/auth-cases.js'
 import { ledgerAccount, pay } from '../helpers/ledger.js'
 import { type SandboxApp, type SandboxUser, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
@@ -264,6 +268,35 @@ describe('payments', () => {
       const p = (await s.server.create({ amount: 1, ...order, uid: s.uid })).body
       assertError(await s.server.approve(p.identifier), 409, 'wrong_direction')
     })
+
+    it("is not the user's to cancel or pay: wrong_direction, and it stays listed and completable", async () => {
+      const s = await scene()
+      const p = (await s.server.create({ amount: 1, ...order, uid: s.uid })).body
+      assertError(await s.client.cancel(p.identifier), 409, 'wrong_direction')
+      assertError(await s.client.submit(p.identifier), 409, 'wrong_direction')
+      const listed = (await s.server.incomplete()).body.incomplete_server_payments.map((x) => x.identifier)
+      assert.deepEqual(listed, [p.identifier])
+      const txid = await pay(platform.app, { seed: s.app.wallet.seed, to: p.to_address, amount: '1', memo: p.identifier })
+      assert.equal((await s.server.complete(p.identifier, txid)).status, 200)
+      assert.deepEqual((await s.server.incomplete()).body.incomplete_server_payments, [])
+    })
+
+    it('refuses to complete with another txid (txid_mismatch) and a cancelled payment (cancelled_payment)', async () => {
+      const s = await scene()
+      const p = (await s.server.create({ amount: 1, ...order, uid: s.uid })).body
+      const txid = await pay(platform.app, { seed: s.app.wallet.seed, to: p.to_address, amount: '1', memo: p.identifier })
+      const stray = await pay(platform.app, { seed: s.app.wallet.seed, to: p.to_address, amount: '1', memo: 'not it' })
+      const mismatch = assertError(await s.server.complete(p.identifier, stray), 409, 'txid_mismatch')
+      assert.equal(mismatch.payment?.transaction?.txid, txid)
+      assert.equal((await s.server.get(p.identifier)).body.status.developer_completed, false)
+
+      assertError(await s.server.create({ amount: 1, ...order, uid: s.uid }), 409, 'ongoing_payment_found')
+
+      const c = await scene()
+      const cancelled = (await c.server.create({ amount: 1, ...order, uid: c.uid })).body
+      assert.equal((await c.server.cancel(cancelled.identifier)).status, 200)
+      assertError(await c.server.complete(cancelled.identifier, 'e'.repeat(64)), 409, 'cancelled_payment')
+    })
   })
 
   describe('user-to-app (U2A)', () => {
@@ -300,6 +333,75 @@ describe('payments', () => {
       assert.equal((await s.client.incomplete()).body.payment, null)
       const appAfter = await ledgerAccount(platform.app, s.app.wallet.address)
       assert.equal(Math.round((Number(appAfter?.balance) - Number(appBefore?.balance)) * 1e7), 3.25e7)
+    })
+
+    it('refuses to approve a payment that was approved and then cancelled, and lists it as cancelled', async () => {
+      const s = await scene()
+      const p = (await s.client.create({ amount: 1, memo: 'x', metadata: {} })).body
+      assert.equal((await s.server.approve(p.identifier)).status, 200)
+      assert.equal((await s.server.cancel(p.identifier)).status, 200)
+      const refused = assertError(await s.server.approve(p.identifier), 409, 'cancelled_payment')
+      assert.equal(refused.payment?.status.cancelled, true)
+      assertError(await s.client.submit(p.identifier), 409, 'cancelled_payment')
+    })
+
+    it('shows a payment past its approval window as cancelled in the sandbox listing too', async () => {
+      const s = await scene()
+      const p = (await s.client.create({ amount: 1, memo: 'x', metadata: {} })).body
+      await sb.advanceClock(61)
+      const listed = await call<{ payments: PaymentDTO[] }>({ method: 'GET', url: `/sandbox/apps/${s.app.app_id}/payments` })
+      assert.equal(listed.status, 200)
+      const row = listed.body.payments.find((x) => x.identifier === p.identifier)
+      assert.equal(row?.status.cancelled, true)
+    })
+
+    it('moves no money when the payment is cancelled while the platform submits it: the ledger transaction rolls back', async () => {
+      const s = await scene()
+      const p = (await s.client.create({ amount: 1, memo: 'x', metadata: {} })).body
+      await s.server.approve(p.identifier)
+      const before = await ledgerAccount(platform.app, s.user.wallet.address)
+      // The platform as app.ts wires it, but the app's cancel commits just before the ledger applies
+      // the user's transaction (the window between the submit's read and the ledger's apply).
+      const payments = paymentsServiceFactory({
+        db: platform.db,
+        clock: platform.clock,
+        publicUrl: 'http://plinth.test',
+        approvalWindowMs: 60_000,
+        ledger: paymentsLedger({
+          getAccount: (address) => ledger.getAccount(address),
+          getTransaction: (hash) => ledger.getTransaction(hash),
+          submit: async (envelope, options) => {
+            assert.equal((await s.server.cancel(p.identifier)).status, 200)
+            return ledger.submit(envelope, options)
+          },
+        }),
+        userSeed: async () => s.user.wallet.seed,
+      })
+      const ledger = ledgerServiceFactory({
+        db: platform.db,
+        clock: platform.clock,
+        onTransactionApplied: (trx, tx) => payments.linkTransaction(trx, tx),
+      })
+      const principal = {
+        kind: 'token' as const,
+        tokenId: 'test',
+        appId: s.app.app_id,
+        userId: s.user.user_id,
+        uid: s.uid,
+        username: s.user.username,
+        scopes: A2U_SCOPES,
+        expiresAt: new Date(Date.now() + 3_600_000),
+      }
+      await assert.rejects(payments.submit(principal, p.identifier), (error: unknown) => {
+        assert.ok(error instanceof ApiError)
+        assert.equal(error.code, 'cancelled_payment')
+        return true
+      })
+      assert.deepEqual(await ledgerAccount(platform.app, s.user.wallet.address), before, 'no fee, no payment, no sequence')
+      const read = (await s.server.get(p.identifier)).body
+      assert.equal(read.transaction, null)
+      const stored = await platform.db.selectFrom('ledger_transactions').select('hash').where('memo', '=', p.identifier).execute()
+      assert.deepEqual(stored, [])
     })
 
     it('lets the user cancel before paying, after which approve is refused', async () => {

@@ -39,6 +39,8 @@ const TABLE: Array<[string, PaymentState, Move, 'apply' | 'replay' | string]> = 
   ['approved U2A', approved, { kind: 'approve' }, 'replay'],
   ['completed U2A', completed, { kind: 'approve' }, 'replay'],
   ['cancelled', cancelled, { kind: 'approve' }, 'cancelled_payment'],
+  ['approved, then cancelled', state({ developer_approved: true, cancelled: true }), { kind: 'approve' }, 'cancelled_payment'],
+  ['approved, then user-cancelled', state({ developer_approved: true, user_cancelled: true }), { kind: 'approve' }, 'cancelled_payment'],
   ['user-cancelled', userCancelled, { kind: 'approve' }, 'cancelled_payment'],
   ['A2U', a2u, { kind: 'approve' }, 'wrong_direction'],
 
@@ -70,6 +72,8 @@ const TABLE: Array<[string, PaymentState, Move, 'apply' | 'replay' | string]> = 
   ['cancelled', cancelled, { kind: 'user_cancel' }, 'cancelled_payment'],
   ['paid', paid, { kind: 'user_cancel' }, 'payment_tx_present'],
   ['completed', completed, { kind: 'user_cancel' }, 'already_completed'],
+  ['A2U', a2u, { kind: 'user_cancel' }, 'wrong_direction'],
+  ['A2U paid', a2uPaid, { kind: 'user_cancel' }, 'wrong_direction'],
 
   ['approved', approved, { kind: 'submit' }, 'apply'],
   ['paid', paid, { kind: 'submit' }, 'replay'],

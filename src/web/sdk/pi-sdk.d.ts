@@ -67,7 +67,11 @@ export interface PaymentData {
 export interface PaymentCallbacks {
   /** The payment exists; the backend approves it. Called again about every 10 s until it is approved or the approval window ends. */
   onReadyForServerApproval(paymentId: string): unknown
-  /** The user paid; the backend completes with this txid. Called again about every 10 s until it is completed. */
+  /**
+   * The user paid; the backend completes with this txid. Called again about every 10 s until it is completed, for at
+   * most one more approval window; a payment still not completed then reaches the app's next `authenticate` through
+   * `onIncompletePaymentFound`.
+   */
   onReadyForServerCompletion(paymentId: string, txid: string): unknown
   /** The user cancelled: grant nothing. */
   onCancel(paymentId: string): unknown
