@@ -32,6 +32,8 @@ export interface PlatformOptions {
    * second Plinth process sharing the database would be. The first platform drops the schema.
    */
   sharing?: TestPlatform
+  /** What the app's services use instead of the database itself (for example the database with a Kysely plugin that counts statements). */
+  wrapDb?: (db: Kysely<DB>) => Kysely<DB>
 }
 
 /**
@@ -59,7 +61,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Test
   const clock = await createPlatformClock({ store: clockRepo(database.db) })
   const secretKey = options.sharing?.secretKey ?? randomBytes(32)
   const app = await buildApp({
-    db: database.db,
+    db: options.wrapDb?.(database.db) ?? database.db,
     clock,
     secretKey,
     ping: database.ping,

@@ -684,6 +684,24 @@ describe('embedded ledger', () => {
       assert.equal(total('total_balances'), total('total_funded') - total('total_fees'))
       assert.ok(total('total_fees') > 0n, 'the earlier tests burned fees')
     })
+
+    it('GET /sandbox/ledger/check catches a balance that moved outside a transaction; a negative one cannot be stored', async () => {
+      const key = await funded()
+      const address = key.publicKey()
+      const tamper = (delta: string) =>
+        sql`update ledger_accounts set balance = balance + cast(${delta} as numeric) where address = ${address}`.execute(platform.db)
+      await tamper('0.0000001')
+      try {
+        const check = json<Record<string, unknown>>(await get('/sandbox/ledger/check'))
+        assert.equal(check.ok, false)
+        assert.equal(check.mismatched_accounts, 1)
+      } finally {
+        await tamper('-0.0000001')
+      }
+      // A negative balance cannot even be written: the column's check constraint refuses it.
+      await assert.rejects(tamper('-1000'))
+      assert.equal(json(await get('/sandbox/ledger/check')).ok, true)
+    })
   })
 
   describe('the onTransactionApplied hook', () => {

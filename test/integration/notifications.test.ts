@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
+import { type KyselyPlugin, sql } from 'kysely'
 import { type AuthFixture, authCases } from '../helpers/auth-cases.js'
 import { type SandboxApp, sandbox, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
 
@@ -194,6 +195,15 @@ describe('in-app notifications', () => {
     assert.equal(over.status, 403)
     assert.match(over.body.error ?? '', new RegExp(carol.uid))
     assert.equal((await centre(carol.token)).notifications.length, 0)
+    // Two users over at once: the text names both, and nothing of the request is delivered.
+    const dave = await member(app)
+    const both = await notify(app, [...Array.from({ length: 49 }, (_, i) => note(dave.uid, i)), note(alice.uid), note(bob.uid)])
+    assert.equal(both.status, 403)
+    assert.deepEqual(Object.keys(both.body), ['error'])
+    const named = (both.body.error ?? '').replace('Notification quota exceeded for users: ', '').split(', ').sort()
+    assert.deepEqual(named, [alice.uid, dave.uid].sort())
+    assert.equal((await centre(bob.token)).notifications.length, 0)
+    assert.equal((await centre(dave.token)).notifications.length, 0)
     // The window slides on the platform clock.
     await sb.advanceClock(24 * 3600 + 1)
     assert.equal((await notify(app, [note(alice.uid)])).status, 201)
@@ -233,6 +243,58 @@ describe('in-app notifications', () => {
       batch.map((n) => n.subroute),
       'in request order',
     )
+  })
+
+  it('delivers a 256-notification batch in one round of bulk SQL (lock, count, insert), not 256', async () => {
+    // Each statement as kind and first table; background reads (the credential feed, the clock) run on timers too.
+    const statements: string[] = []
+    const counting: KyselyPlugin = {
+      transformQuery: (args) => {
+        const node = args.node as { kind: string; from?: { froms: unknown[] }; into?: unknown }
+        const table = JSON.stringify(node.from?.froms[0] ?? node.into ?? '').match(/"name":"(\w+)"/)?.[1]
+        statements.push(`${node.kind} ${table ?? '?'}`)
+        return args.node
+      },
+      transformResult: async (args) => args.result,
+    }
+    const counted = await startPlatform({ wrapDb: (db) => db.withPlugin(counting) })
+    try {
+      const csb = sandbox(counted.app)
+      const app = await csb.createApp()
+      const uids: string[] = []
+      for (let i = 0; i < 6; i++) {
+        const user = await csb.createUser()
+        uids.push((await csb.authenticate(app.app_id, user.user_id, NOTIFY_SCOPES)).user.uid)
+      }
+      statements.length = 0
+      const result = await notify(
+        app,
+        Array.from({ length: 256 }, (_, i) => note(uids[i % 6] ?? '', i)),
+        counted.app,
+      )
+      assert.equal(result.status, 201)
+      assert.equal(result.body.delivered_notifications?.length, 256)
+      const delivery = statements.filter((st) => /\b(notifications|app_users)$/.test(st))
+      assert.deepEqual(delivery, ['SelectQueryNode app_users', 'SelectQueryNode notifications', 'InsertQueryNode notifications'])
+    } finally {
+      await counted.close()
+    }
+  })
+
+  it('answers an unexpected failure with 500 in its own {error} shape, without details', async () => {
+    const broken = await startPlatform()
+    try {
+      const bsb = sandbox(broken.app)
+      const app = await bsb.createApp()
+      const user = await bsb.createUser()
+      const uid = (await bsb.authenticate(app.app_id, user.user_id, NOTIFY_SCOPES)).user.uid
+      await sql`alter table notifications rename to notifications_gone`.execute(broken.db)
+      const result = await notify(app, [note(uid)], broken.app)
+      assert.equal(result.status, 500)
+      assert.deepEqual(result.body, { error: 'Internal server error' })
+    } finally {
+      await broken.close()
+    }
   })
 
   it('takes the longest valid request (256 notifications, every field at its bound, over 1 MiB of JSON)', async () => {

@@ -503,6 +503,10 @@ describe('payments', () => {
         if (i % 3 === 2) assert.ok(['payment_tx_present', 'already_completed'].includes((r.body as unknown as ErrorBody).error))
         else assert.equal(r.status, 200)
       }
+      // One completion: every 200 answers the same completed payment, replays included.
+      const completions = results.filter((r, i) => i % 3 !== 2).map((r) => r.body)
+      for (const body of completions) assert.deepEqual(body, completions[0])
+      assert.equal(completions[0]?.status.developer_completed, true)
       const completedAt = await platform.db
         .selectFrom('payments')
         .select('completed_at')
