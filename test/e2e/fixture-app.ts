@@ -6,7 +6,7 @@ import { type RunningPlinth, type Served, serve } from './harness.js'
  * approves and completes payments with the app's server API key, as an app backend would.
  *
  * The page records what the SDK did in `window.events` (`{name, args}`); its payment callbacks
- * call the backend unless `window.autoApprove` is false. `window.addFrame(url)` embeds another
+ * call the backend unless `window.autoApprove` / `window.autoComplete` is false. `window.addFrame(url)` embeds another
  * page (a foreign origin, for the postMessage tests).
  */
 export interface FixtureApp extends Served {
@@ -20,6 +20,7 @@ export interface FixtureApp extends Served {
 const pageScript = `
   window.events = []
   window.autoApprove = true
+  window.autoComplete = true
   const log = (name, ...args) => {
     window.events.push({ name, args })
     document.getElementById('last').textContent = name
@@ -34,7 +35,7 @@ const pageScript = `
     },
     onReadyForServerCompletion: (id, txid) => {
       log('completion', id, txid)
-      return backend('/backend/complete', { paymentId: id, txid })
+      if (window.autoComplete) return backend('/backend/complete', { paymentId: id, txid })
     },
     onCancel: (id) => log('cancel', id),
     onError: (error, payment) => log('error', error.code, error.message, payment ? payment.identifier : null),

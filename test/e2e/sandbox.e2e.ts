@@ -219,6 +219,65 @@ describe('the sandbox browser and the client SDK, in Chromium', () => {
     assert.equal((await events(frame)).filter((e) => e.name === 'approval').length, count, 'no re-sends after the end')
   })
 
+  it('re-sends the completion callback until the app completes, and hands a paid payment to onIncompletePaymentFound', async () => {
+    const { page, frame } = await openApp()
+    await authenticate(page, frame, ['payments'])
+    await inFrame(frame, 'window.autoComplete = false')
+    await inFrame(
+      frame,
+      `window.payP = window.settle(Pi.createPayment({ amount: 1, memo: 'Pay now, complete later' }, window.paymentCallbacks)), 0`,
+    )
+    const id = (await inFrame<Settled<Payment>>(frame, 'window.payP')).value?.identifier ?? ''
+    const pay = dialog(page).getByRole('button', { name: 'Pay' })
+    await waitFor(async () => (await pay.isEnabled()) || undefined, 'the backend to approve')
+    await pay.click()
+    const completions = await waitFor(async () => {
+      const seen = (await events(frame)).filter((e) => e.name === 'completion')
+      return seen.length >= 3 ? seen : undefined
+    }, 'three completion callbacks')
+    const txid = (await payment(id)).transaction?.txid
+    assert.match(txid ?? '', /^[0-9a-f]{64}$/)
+    for (const event of completions) assert.deepEqual(event.args, [id, txid])
+    assert.equal((await payment(id)).status.developer_completed, false)
+
+    // The app starts again (it reloads itself): authenticate hands the paid, uncompleted payment to onIncompletePaymentFound.
+    await inFrame(frame, 'setTimeout(() => location.reload(), 0), 0')
+    const reloaded = await waitFor(async () => {
+      const current = await (await page.waitForSelector('#app-frame')).contentFrame()
+      const ready = await current?.evaluate(`document.readyState === 'complete' && window.events.length === 0`).catch(() => false)
+      return ready ? current : undefined
+    }, 'the reloaded app')
+    await inFrame(reloaded, `Pi.init({ version: '2.0' })`)
+    const auth = await inFrame<Settled<AuthResult>>(reloaded, `window.settle(Pi.authenticate(['payments'], window.onIncomplete))`)
+    assert.equal(auth.ok, true, auth.message)
+    const incomplete = await waitFor(async () => (await events(reloaded)).find((e) => e.name === 'incomplete'), 'onIncompletePaymentFound')
+    assert.deepEqual(incomplete.args, [id])
+    // A new payment is refused while it is open, and the blocking payment is handed over again.
+    const refused = await inFrame<Settled<Payment>>(
+      reloaded,
+      `window.settle(Pi.createPayment({ amount: 1, memo: 'Another' }, window.paymentCallbacks))`,
+    )
+    assert.equal(refused.ok, false)
+    assert.equal(refused.code, 'ongoing_payment_found')
+    await waitFor(
+      async () => (await events(reloaded)).filter((e) => e.name === 'incomplete' && e.args[0] === id).length >= 2 || undefined,
+      'the blocking payment handed over again',
+    )
+    await dialog(page).getByRole('button', { name: 'Close' }).click()
+    await dialog(page).waitFor({ state: 'detached' })
+    // The backend completes it, as onIncompletePaymentFound asks: the next authenticate finds nothing.
+    const done = expectStatus(
+      await plinth.api<Payment>('POST', `/v2/payments/${id}/complete`, { key: fixture.apiKey, body: { txid } }),
+      200,
+      'complete',
+    )
+    assert.equal(done.status.developer_completed, true)
+    const before = (await events(reloaded)).filter((e) => e.name === 'incomplete').length
+    const again = await inFrame<Settled<AuthResult>>(reloaded, `window.settle(Pi.authenticate(['payments'], window.onIncomplete))`)
+    assert.equal(again.ok, true, `${again.code}: ${again.message}`)
+    assert.equal((await events(reloaded)).filter((e) => e.name === 'incomplete').length, before)
+  })
+
   it('tells the app through onError when the approval window passes', async () => {
     const { page, frame } = await openApp()
     await authenticate(page, frame, ['payments'])
