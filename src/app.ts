@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify'
 import type { Kysely } from 'kysely'
 import { adsRoutes, adsSandboxRoutes } from './ads/ads-routes.js'
@@ -13,12 +12,15 @@ import type { Config } from './config.js'
 import { consoleRoutes } from './console/console-routes.js'
 import type { DB } from './db/schema.js'
 import { registerAuth } from './http/auth.js'
-import { ErrorBody, registerErrorHandling } from './http/errors.js'
+import { ApiError, clientErrorHandler, ErrorBody, registerErrorHandling } from './http/errors.js'
 import { SECURITY_SCHEMES } from './http/openapi.js'
+import { registerRateLimits } from './http/rate-limit.js'
+import { validatorCompiler } from './http/validation.js'
 import { createCredentialCache } from './identity/credential-cache.js'
 import { identityServiceFactory } from './identity/identity-service.js'
 import { meRoutes } from './identity/me-routes.js'
 import { horizonRoutes } from './ledger/horizon-routes.js'
+import { problem } from './ledger/ledger-errors.js'
 import { ledgerSandboxRoutes } from './ledger/ledger-sandbox-routes.js'
 import { ledgerServiceFactory } from './ledger/ledger-service.js'
 import { ledgerWallets } from './ledger/wallets.js'
@@ -36,6 +38,44 @@ import { sdkRoutes } from './web/sdk-routes.js'
 export const VERSION = '0.1.0'
 export const BODY_LIMIT = 1024 * 1024
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
+/**
+ * Errors of routing itself (a path parameter that is not valid percent-encoded UTF-8, or one
+ * over maxParamLength) reach no error handler: answer them as the route family would, a 400
+ * bad_request, or a Horizon bad_request problem under /ledger.
+ */
+function routingError(error: { code?: string }, request: FastifyRequest, reply: FastifyReply): void {
+  const message =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? 'A path parameter is longer than 200 characters.'
+      : 'The URL path is not valid percent-encoded UTF-8.'
+  reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff').code(400)
+  const path = request.url.split('?')[0] ?? ''
+  if (path === '/ledger' || path.startsWith('/ledger/')) {
+    reply.type('application/problem+json; charset=utf-8').send(problem('bad_request', message))
+  } else {
+    reply.type('application/json; charset=utf-8').send(new ApiError('bad_request', message).toBody())
+  }
+}
+
+/**
+ * Headers of the interactive reference at /docs. Swagger UI runs only its own files (no inline
+ * script) and "Try it out" calls this origin or the public URL's; nobody may frame it. Its one
+ * inline style is the <style> of its SVG logo, allowed by hash (were it to change, only the
+ * logo's colours would go).
+ */
+const SWAGGER_LOGO_STYLE = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='"
+export function docsHeaders(publicUrl: string): Readonly<Record<string, string>> {
+  return {
+    'content-security-policy':
+      `default-src 'self'; script-src 'self'; script-src-attr 'none'; style-src 'self' ${SWAGGER_LOGO_STYLE}; ` +
+      `img-src 'self' data:; font-src 'self' data:; connect-src 'self' ${new URL(publicUrl).origin}; object-src 'none'; ` +
+      "base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+    'x-frame-options': 'DENY',
+  }
+}
 
 /** One log line a request, when it completes, with the route pattern rather than the raw URL. */
 class RequestLog extends LogController {
@@ -57,7 +97,15 @@ export interface AppDeps {
   clock: PlatformClock
   config: Pick<
     Config,
-    'mode' | 'adminToken' | 'logLevel' | 'publicUrl' | 'tokenTtlSeconds' | 'approvalWindowSeconds' | 'adVerdictDelaySeconds'
+    | 'mode'
+    | 'adminToken'
+    | 'logLevel'
+    | 'publicUrl'
+    | 'tokenTtlSeconds'
+    | 'approvalWindowSeconds'
+    | 'adVerdictDelaySeconds'
+    | 'rateLimitKeyPerMinute'
+    | 'rateLimitTokenPerMinute'
   >
   /** Encrypts wallet seeds held by the platform. */
   secretKey: Buffer
@@ -65,6 +113,8 @@ export interface AppDeps {
   ping: () => Promise<void>
   /** Where log lines go (standard output when absent). */
   logStream?: { write(line: string): void }
+  /** The rate limits' clock, in milliseconds (a monotonic clock when absent): tests move it. */
+  rateLimitNow?: () => number
 }
 
 /** Builds the whole HTTP application from its dependencies; listening is the caller's business. */
@@ -84,11 +134,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
     },
     routerOptions: { maxParamLength: 200 },
+    frameworkErrors: routingError,
+    clientErrorHandler,
   })
-  app.setValidatorCompiler(TypeBoxValidatorCompiler)
+  app.setValidatorCompiler(validatorCompiler)
 
   app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id)
+    reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff')
   })
 
   // An empty body with a JSON content type is "no payload" (approve and cancel are sent that way), not an error.
@@ -117,7 +169,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       components: { securitySchemes: SECURITY_SCHEMES },
     },
   })
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } })
+  const docs = docsHeaders(config.publicUrl)
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { docExpansion: 'list', deepLinking: true },
+    uiHooks: {
+      onRequest: async (_request, reply) => {
+        reply.headers(docs)
+      },
+    },
+  })
 
   // The ledger calls payments back inside the transaction that applies a ledger transaction,
   // so a payment's link commits with the transaction that pays it.
@@ -156,6 +217,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerAuth(app, {
     adminToken: config.adminToken,
     authenticator: credentials.authenticator({ verifyApiKey: apps.verifyApiKey, verifyAccessToken: identity.verifyAccessToken }),
+  })
+  // Before the routes: it hooks every key and token route declared after it.
+  await registerRateLimits(app, {
+    keyPerMinute: config.rateLimitKeyPerMinute,
+    tokenPerMinute: config.rateLimitTokenPerMinute,
+    ...(deps.rateLimitNow === undefined ? {} : { now: deps.rateLimitNow }),
   })
 
   systemRoutes(app, { ping: deps.ping })

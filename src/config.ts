@@ -25,6 +25,10 @@ export interface Config {
   approvalWindowSeconds: number
   /** How long the ad mediator takes to decide on a watched rewarded ad (platform clock). */
   adVerdictDelaySeconds: number
+  /** Requests a minute one server API key may make, in each process; 0 turns the limit off. */
+  rateLimitKeyPerMinute: number
+  /** Requests a minute one access token may make, in each process; 0 turns the limit off. */
+  rateLimitTokenPerMinute: number
 }
 
 export class ConfigError extends Error {
@@ -131,5 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     tokenTtlSeconds: integer(env, 'PLINTH_TOKEN_TTL_SECONDS', 86_400, 1, 30 * 86_400),
     approvalWindowSeconds: integer(env, 'PLINTH_APPROVAL_WINDOW_SECONDS', 60, 1, 86_400),
     adVerdictDelaySeconds: integer(env, 'PLINTH_AD_VERDICT_DELAY_SECONDS', 2, 0, 3600),
+    rateLimitKeyPerMinute: integer(env, 'PLINTH_RATE_LIMIT_KEY_PER_MINUTE', 60_000, 0, 1_000_000_000),
+    rateLimitTokenPerMinute: integer(env, 'PLINTH_RATE_LIMIT_TOKEN_PER_MINUTE', 1_200, 0, 1_000_000_000),
   }
 }

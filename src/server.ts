@@ -7,6 +7,17 @@ import { resolveSecretKey } from './lib/secret-key.js'
 import { type DemoInfo, seedDemo } from './sandbox/demo-seed.js'
 
 const SHUTDOWN_GRACE_MS = 10_000
+/**
+ * Slow clients may not hold connections: a request's headers must arrive within 10 s and the
+ * whole request (headers and body) within 30 s, else 408 `request_timeout` (Node checks every
+ * 30 s, so a timeout fires up to 30 s late). A socket silent for 60 s mid-request is closed; an
+ * idle keep-alive connection is closed after 72 s (longer than the 60 s idle timeout of common
+ * load balancers, so they close first). None bounds a handler's own work.
+ */
+const HEADERS_TIMEOUT_MS = 10_000
+const REQUEST_TIMEOUT_MS = 30_000
+const SOCKET_IDLE_TIMEOUT_MS = 60_000
+const KEEP_ALIVE_TIMEOUT_MS = 72_000
 /** How soon a clock advance made by another process is seen here (sandbox mode). */
 const CLOCK_REFRESH_MS = 1_000
 
@@ -65,6 +76,10 @@ export async function main(): Promise<void> {
   process.on('SIGTERM', () => shutdown('SIGTERM'))
   process.on('SIGINT', () => shutdown('SIGINT'))
 
+  app.server.headersTimeout = HEADERS_TIMEOUT_MS
+  app.server.requestTimeout = REQUEST_TIMEOUT_MS
+  app.server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS
+  app.server.setTimeout(SOCKET_IDLE_TIMEOUT_MS)
   await app.listen({ port: config.port, host: config.host })
   const readyMs = Math.round(performance.now() - startedAt)
   app.log.info({ readyMs, database: database.kind, mode: config.mode }, 'plinth ready')

@@ -60,7 +60,12 @@ async function openPostgres(options: DatabaseOptions): Promise<Database> {
     const client = new pg.Client({ connectionString: databaseUrl })
     await client.connect()
     try {
-      await client.query(`create schema if not exists "${schema}"`)
+      await client.query(`create schema if not exists "${schema}"`).catch((error: unknown) => {
+        // Processes starting together on a new schema race here: PostgreSQL's IF NOT EXISTS is not atomic, and
+        // the loser fails on the catalog's unique index (23505) or as a duplicate (42P06); the schema exists then.
+        const code = (error as { code?: unknown }).code
+        if (code !== '23505' && code !== '42P06') throw error
+      })
     } finally {
       await client.end()
     }

@@ -1,4 +1,6 @@
-import type { FastifyError, FastifyInstance } from 'fastify'
+import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
+import type { ConnectionError, FastifyError, FastifyInstance } from 'fastify'
 import { type Static, Type } from 'typebox'
 
 /**
@@ -42,8 +44,11 @@ export const ERROR_STATUS = {
   not_approved: 409,
   invalid_status_transition: 409,
   payment_busy: 409,
+  request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  rate_limited: 429,
+  headers_too_large: 431,
   unknown_error: 500,
   service_unavailable: 503,
 } as const
@@ -132,6 +137,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
       // The body was not read to the end; don't keep the connection for another request.
       reply.header('connection', 'close')
     }
+    // Set here too: an error can come before the onRequest hook that sets it has run.
+    reply.header('x-content-type-options', 'nosniff')
     return reply.code(error.statusCode).type('application/json; charset=utf-8').send(error.toBody())
   })
 
@@ -139,4 +146,31 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const error = new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}`.slice(0, 300))
     return reply.code(404).send(error.toBody())
   })
+}
+
+/**
+ * What Node's HTTP parser refuses before there is a request for Fastify to route (a malformed
+ * request, headers over 16 KiB, a request not received within the server's timeouts) gets the
+ * platform's body too, written on the socket, which is then closed.
+ */
+export function clientErrorHandler(this: FastifyInstance, error: ConnectionError, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  const apiError =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? new ApiError('request_timeout', 'The request was not received in time.')
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? new ApiError('headers_too_large', 'The request headers are larger than 16 KiB.')
+        : new ApiError('bad_request', 'The request is not well-formed HTTP.')
+  this.log.debug({ err: error }, 'client error')
+  if (socket.writable) {
+    const body = JSON.stringify(apiError.toBody())
+    socket.write(
+      `HTTP/1.1 ${apiError.statusCode} ${STATUS_CODES[apiError.statusCode] ?? ''}\r\n` +
+        'Content-Type: application/json; charset=utf-8\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        'X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n' +
+        body,
+    )
+  }
+  socket.destroy(error)
 }

@@ -38,7 +38,8 @@ const PageQuery = Type.Object({
 
 /**
  * Notify answers `{"error": "<text>"}` for everything, as the live platform does: bad input is
- * 422 (400 past 256 notifications), the quota 403, credentials 401, the unexpected 500.
+ * 422 (400 past 256 notifications), the quota 403, credentials 401, the key's rate limit 429,
+ * the unexpected 500.
  */
 function notifyErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof QuotaExceeded) return reply.code(403).send({ error: error.message })
@@ -91,6 +92,7 @@ export function notificationsRoutes(app: FastifyInstance, deps: { notifications:
           413: NotifyError,
           415: NotifyError,
           422: NotifyError,
+          429: NotifyError,
           500: NotifyError,
         },
       },

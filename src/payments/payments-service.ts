@@ -51,6 +51,14 @@ export const INCOMPLETE_LIST_LIMIT = 200
 /** A transaction the platform signs for a user is valid this long. */
 const SUBMIT_TIMEOUT_SECONDS = 180
 const BASE_FEE = '100'
+/**
+ * How often a submit signs again when another transaction of the same wallet took its sequence
+ * number. A user paying several apps at once races with each of them, and every round one of
+ * them wins: the bound must exceed the concurrent payments of one wallet, not be a guess of 3.
+ */
+const SUBMIT_ATTEMPTS = 16
+/** Contenders that lost a sequence number spread out before signing again (milliseconds, times the attempt). */
+const SEQUENCE_BACKOFF_MS = 5
 
 const notFound = (id: string) => new ApiError('payment_not_found', `No payment ${id}.`)
 
@@ -137,7 +145,7 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
       const amount = checked(checkAmount(input.amount))
       const memo = checked(checkMemo(input.memo))
       const metadata = checked(checkMetadata(input.metadata))
-      if (typeof input.uid !== 'string' || input.uid.length === 0 || input.uid.length > 64) {
+      if (typeof input.uid !== 'string' || input.uid.length === 0 || input.uid.length > 64 || input.uid.includes('\u0000')) {
         throw new ApiError('invalid_arguments', 'payment.uid must be the app-specific uid of the recipient.')
       }
       const uid = input.uid
@@ -293,7 +301,7 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
      * the user's key (memo = identifier) and submits it to the ledger, which links it.
      */
     async submit(principal: TokenPrincipal, id: string): Promise<PaymentDTO> {
-      for (let attempt = 0; attempt < 3; attempt++) {
+      for (let attempt = 0; attempt < SUBMIT_ATTEMPTS; attempt++) {
         const row = await readForUser(principal, id)
         const decision = decide(row, { kind: 'submit' })
         if (decision.kind === 'replay') return dto(row)
@@ -316,7 +324,11 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
         if (result.ok) return dto(await readForUser(principal, id))
         // A concurrent submit (or another payment of this user) took the sequence, or the payment
         // was cancelled while this was being applied (then nothing moved): look again.
-        if (result.transaction === 'tx_bad_seq' || result.transaction === PAYMENT_NOT_LINKED) continue
+        if (result.transaction === 'tx_bad_seq') {
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * SEQUENCE_BACKOFF_MS * (attempt + 1)))
+          continue
+        }
+        if (result.transaction === PAYMENT_NOT_LINKED) continue
         const codes =
           result.operations === undefined
             ? { transaction: result.transaction }

@@ -13,6 +13,8 @@ import { PaymentDTOSchema, toPaymentDTO } from '../payments/payment-dto.js'
  * at most `limit` (≤ 200) rows.
  */
 const Limit = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })) })
+/** An app's keys and a user's apps are listed whole up to this many (the newest when there are more). */
+export const MAX_NESTED_ROWS = 200
 const AppParams = Type.Object({ app_id: Type.String({ minLength: 1, maxLength: 64 }) })
 const iso = (date: Date | null) => date?.toISOString() ?? null
 const IsoOrNull = Type.Union([Type.String(), Type.Null()])
@@ -86,6 +88,7 @@ export function sandboxViews(
             ...AppView.properties,
             keys: Type.Array(
               Type.Object({ key_id: Type.String(), prefix: Type.String(), created_at: Type.String(), revoked_at: IsoOrNull }),
+              { maxItems: MAX_NESTED_ROWS, description: `Oldest first; the newest ${MAX_NESTED_ROWS} when there are more` },
             ),
           }),
           ...errorResponses(401, 404),
@@ -94,7 +97,15 @@ export function sandboxViews(
     },
     async (request) => {
       const row = await requireApp(request.params.app_id)
-      const keys = await db.selectFrom('api_keys').selectAll().where('app_id', '=', row.id).orderBy('created_at').execute()
+      const keys = (
+        await db
+          .selectFrom('api_keys')
+          .selectAll()
+          .where('app_id', '=', row.id)
+          .orderBy('created_at', 'desc')
+          .limit(MAX_NESTED_ROWS)
+          .execute()
+      ).reverse()
       return {
         ...appView(row),
         keys: keys.map((k) => ({
@@ -163,6 +174,7 @@ export function sandboxViews(
                 scopes: Type.Array(Type.String()),
                 notifications_enabled: Type.Boolean(),
               }),
+              { maxItems: MAX_NESTED_ROWS, description: `Oldest first; the newest ${MAX_NESTED_ROWS} when there are more` },
             ),
           }),
           ...errorResponses(401, 404),
@@ -181,8 +193,10 @@ export function sandboxViews(
         .innerJoin('apps as a', 'a.id', 'au.app_id')
         .select(['au.app_id', 'a.name', 'au.uid', 'au.scopes', 'au.notifications_enabled'])
         .where('au.user_id', '=', user.id)
-        .orderBy('au.created_at')
+        .orderBy('au.created_at', 'desc')
+        .limit(MAX_NESTED_ROWS)
         .execute()
+      memberships.reverse()
       return {
         user_id: user.id,
         username: user.username,

@@ -45,6 +45,9 @@ export function sdkRoutes(app: FastifyInstance): void {
         .header('access-control-allow-origin', '*')
         .header('cross-origin-resource-policy', 'cross-origin')
         .header('x-content-type-options', 'nosniff')
+        // Inert if opened as a page: a script's own CSP does not bind the pages that include it.
+        .header('content-security-policy', "default-src 'none'; frame-ancestors 'none'")
+        .header('referrer-policy', 'no-referrer')
       if (request.headers['if-none-match'] === file.etag) return reply.code(304).send()
       return reply.send(file.body)
     })

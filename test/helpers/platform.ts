@@ -34,6 +34,11 @@ export interface PlatformOptions {
   sharing?: TestPlatform
   /** What the app's services use instead of the database itself (for example the database with a Kysely plugin that counts statements). */
   wrapDb?: (db: Kysely<DB>) => Kysely<DB>
+  /**
+   * Requests a minute per server API key and per access token, and the limiter's clock (ms).
+   * Off (0) unless given, so that tests making many requests are not throttled.
+   */
+  rateLimits?: { keyPerMinute: number; tokenPerMinute: number; now?: () => number }
 }
 
 /**
@@ -73,8 +78,11 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Test
       tokenTtlSeconds: 3600,
       approvalWindowSeconds: 60,
       adVerdictDelaySeconds: 2,
+      rateLimitKeyPerMinute: options.rateLimits?.keyPerMinute ?? 0,
+      rateLimitTokenPerMinute: options.rateLimits?.tokenPerMinute ?? 0,
     },
     ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
+    ...(options.rateLimits?.now === undefined ? {} : { rateLimitNow: options.rateLimits.now }),
   })
   options.extend?.(app)
   await app.ready()
