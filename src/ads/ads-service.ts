@@ -49,6 +49,12 @@ export function adsServiceFactory(deps: { db: Kysely<DB>; clock: Clock; verdictD
   const { db, clock, verdictDelayMs } = deps
   const repo = adsRepo(db)
 
+  /** An ad as it stands at `now`, without writing: a verdict that fell due is applied to the row read. */
+  function settledView(row: AdRow, now: Date): AdRow {
+    if (row.mediator_ack_status !== null || row.settles_at === null || row.settles_at > now || row.settles_to === null) return row
+    return { ...row, mediator_ack_status: row.settles_to, mediator_granted_at: row.settles_to === 'granted' ? row.settles_at : null }
+  }
+
   /** Reads an ad as it stands now: a verdict that fell due is applied first. */
   async function current(row: AdRow, reread: () => Promise<AdRow | undefined>): Promise<AdRow> {
     const now = clock.now()
@@ -107,10 +113,13 @@ export function adsServiceFactory(deps: { db: Kysely<DB>; clock: Clock; verdictD
       for (let attempt = 0; attempt < 3; attempt++) {
         const found = await reread()
         if (found === undefined) throw adNotFound(adId)
-        const row = await current(found, reread)
+        // Decide on the ad as it stands without writing: a refused or replayed move changes nothing.
+        const now = clock.now()
+        const row = settledView(found, now)
         const decision = decideAdMove(row.mediator_ack_status, target)
         if (decision.kind === 'replay') return toDTO(row)
         if (decision.kind === 'refuse') throw new ApiError('invalid_status_transition', decision.message)
+        if (row !== found) await repo.settle(adId, now)
         const moved = await repo.move(adId, row.mediator_ack_status, target, clock.now())
         if (moved !== undefined) return toDTO(moved)
         // Someone else moved it in between: decide again on what it is now.

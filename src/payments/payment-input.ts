@@ -34,17 +34,29 @@ export function checkMemo(value: unknown): Checked<string> {
   return { ok: true, value }
 }
 
+const UNPAIRED_SURROGATE_ESCAPE = /(?<!\\)(?:\\\\)*\\u[dD][89a-fA-F][0-9a-fA-F]{2}/
+
 /** A JSON object of at most MAX_METADATA_BYTES when serialised (absent means `{}`). */
 export function checkMetadata(value: unknown): Checked<Record<string, unknown>> {
   if (value === undefined) return { ok: true, value: {} }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { ok: false, code: 'invalid_metadata', message: 'metadata must be a JSON object.' }
   }
-  const serialised = JSON.stringify(value)
+  let serialised: string
+  try {
+    serialised = JSON.stringify(value)
+  } catch {
+    // Parsed JSON has no cycles: only nesting deeper than the stack can make this throw.
+    return { ok: false, code: 'invalid_metadata', message: 'metadata is nested too deeply.' }
+  }
   if (Buffer.byteLength(serialised, 'utf8') > MAX_METADATA_BYTES) {
     return { ok: false, code: 'invalid_metadata', message: `metadata must be at most ${MAX_METADATA_BYTES} bytes as JSON.` }
   }
   // PostgreSQL's jsonb refuses NUL characters; refuse them here with a clear answer instead.
   if (serialised.includes('\\u0000')) return { ok: false, code: 'invalid_metadata', message: 'metadata must not contain NUL characters.' }
+  // Nor an unpaired surrogate, which JSON.stringify writes as a \ud800-style escape (one not preceded by an escaped backslash).
+  if (UNPAIRED_SURROGATE_ESCAPE.test(serialised)) {
+    return { ok: false, code: 'invalid_metadata', message: 'metadata must be valid Unicode (no unpaired surrogates).' }
+  }
   return { ok: true, value: value as Record<string, unknown> }
 }

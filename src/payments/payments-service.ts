@@ -106,6 +106,28 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
   }
 
   /**
+   * A payment as it stands now for deciding a move, without writing: an approval window that
+   * passed shows as the cancellation expireApproval records. A refused or replayed move then
+   * changes nothing (reads still record the expiry).
+   */
+  function expiryView(row: PaymentRow): PaymentRow {
+    if (!approvalExpired(row, clock.now(), approvalWindowMs)) return row
+    return { ...row, cancelled: true, cancelled_at: new Date(row.created_at.getTime() + approvalWindowMs) }
+  }
+
+  async function viewForApp(appId: string, id: string): Promise<PaymentRow> {
+    const row = await repo.findForApp(id, appId)
+    if (row === undefined) throw notFound(id)
+    return expiryView(row)
+  }
+
+  async function viewForUser(principal: TokenPrincipal, id: string): Promise<PaymentRow> {
+    const row = await repo.findForUser(id, principal.appId, principal.userId)
+    if (row === undefined) throw notFound(id)
+    return expiryView(row)
+  }
+
+  /**
    * Runs a move: first the guarded UPDATE (one round trip when it is allowed); when that
    * changes nothing, the row is read again and the pure rules say whether this was a replay
    * or which refusal answers it.
@@ -249,7 +271,7 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
     async approve(appId: string, id: string): Promise<PaymentDTO> {
       const now = clock.now()
       const row = await move(
-        () => readForApp(appId, id),
+        () => viewForApp(appId, id),
         () => repo.approve(id, appId, now, new Date(now.getTime() - approvalWindowMs)),
         { kind: 'approve' },
       )
@@ -260,7 +282,7 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
       try {
         return dto(
           await move(
-            () => readForApp(appId, id),
+            () => viewForApp(appId, id),
             () => repo.complete(id, appId, txid, clock.now()),
             { kind: 'complete', txid },
           ),
@@ -279,7 +301,7 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
     async cancel(appId: string, id: string): Promise<PaymentDTO> {
       return dto(
         await move(
-          () => readForApp(appId, id),
+          () => viewForApp(appId, id),
           () => repo.cancel(id, appId, clock.now()),
           { kind: 'cancel' },
         ),
@@ -289,7 +311,7 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
     async userCancel(principal: TokenPrincipal, id: string): Promise<PaymentDTO> {
       return dto(
         await move(
-          () => readForUser(principal, id),
+          () => viewForUser(principal, id),
           () => repo.userCancel(id, principal.appId, principal.userId, clock.now()),
           { kind: 'user_cancel' },
         ),
@@ -302,7 +324,7 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
      */
     async submit(principal: TokenPrincipal, id: string): Promise<PaymentDTO> {
       for (let attempt = 0; attempt < SUBMIT_ATTEMPTS; attempt++) {
-        const row = await readForUser(principal, id)
+        const row = await viewForUser(principal, id)
         const decision = decide(row, { kind: 'submit' })
         if (decision.kind === 'replay') return dto(row)
         if (decision.kind === 'refuse') throw new ApiError(decision.code, decision.message, { payment: dto(row) })

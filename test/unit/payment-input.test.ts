@@ -54,4 +54,14 @@ describe('payment input', () => {
       assert.equal(!result.ok && result.code, 'invalid_metadata')
     }
   })
+
+  it('refuses metadata PostgreSQL cannot store or JSON.stringify cannot write: unpaired surrogates, nesting past the stack', () => {
+    const deep = JSON.parse(`{"a":${'['.repeat(10_000)}${']'.repeat(10_000)}}`)
+    for (const metadata of [{ lone: '\ud800' }, { 'a\\\udc00': 1 }, deep]) {
+      const result = checkMetadata(metadata)
+      assert.equal(!result.ok && result.code, 'invalid_metadata')
+    }
+    // A paired surrogate (an emoji) is fine, and so is the text "\ud800" written with a backslash.
+    assert.equal(checkMetadata({ emoji: '😀', text: '\\ud800' }).ok, true)
+  })
 })
