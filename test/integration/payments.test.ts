@@ -504,7 +504,7 @@ describe('payments', () => {
         else assert.equal(r.status, 200)
       }
       // One completion: every 200 answers the same completed payment, replays included.
-      const completions = results.filter((r, i) => i % 3 !== 2).map((r) => r.body)
+      const completions = results.filter((_r, i) => i % 3 !== 2).map((r) => r.body)
       for (const body of completions) assert.deepEqual(body, completions[0])
       assert.equal(completions[0]?.status.developer_completed, true)
       const completedAt = await platform.db
