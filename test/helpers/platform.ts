@@ -59,7 +59,9 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Test
   // drops at that moment fails it with 3F000 (invalid_schema_name); once that schema is gone, another
   // try succeeds (the failed migration was rolled back).
   const retryDroppedSchema = (error: unknown) => {
-    if ((error as { code?: unknown }).code !== '3F000') throw error
+    // 42P01 (undefined_table): the same, for a table of that schema dropped while it was being read.
+    const code = (error as { code?: unknown }).code
+    if (code !== '3F000' && code !== '42P01') throw error
     return open()
   }
   const database = await open().catch(retryDroppedSchema).catch(retryDroppedSchema)

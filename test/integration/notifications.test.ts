@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
-import { type KyselyPlugin, sql } from 'kysely'
+import type { KyselyPlugin } from 'kysely'
 import { type AuthFixture, authCases } from '../helpers/auth-cases.js'
 import { type SandboxApp, sandbox, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
 
@@ -282,13 +282,22 @@ describe('in-app notifications', () => {
   })
 
   it('answers an unexpected failure with 500 in its own {error} shape, without details', async () => {
-    const broken = await startPlatform()
+    // The database fails the delivery's INSERT, as a lost connection or a full disk would.
+    let failInserts = false
+    const failing: KyselyPlugin = {
+      transformQuery: (args) => {
+        if (failInserts && args.node.kind === 'InsertQueryNode') throw new Error('the database is gone')
+        return args.node
+      },
+      transformResult: async (args) => args.result,
+    }
+    const broken = await startPlatform({ wrapDb: (db) => db.withPlugin(failing) })
     try {
       const bsb = sandbox(broken.app)
       const app = await bsb.createApp()
       const user = await bsb.createUser()
       const uid = (await bsb.authenticate(app.app_id, user.user_id, NOTIFY_SCOPES)).user.uid
-      await sql`alter table notifications rename to notifications_gone`.execute(broken.db)
+      failInserts = true
       const result = await notify(app, [note(uid)], broken.app)
       assert.equal(result.status, 500)
       assert.deepEqual(result.body, { error: 'Internal server error' })
