@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
-import { join } from 'node:path'
 import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
+import { ensurePGliteDatabase, lockDataDir } from './data-dir.js'
 import { migrateToLatest } from './migrate.js'
 import { PGliteDialect } from './pglite-dialect.js'
 import type { DB } from './schema.js'
@@ -40,18 +40,26 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   return database
 }
 
-/** The database files live in `<dataDir>/pgdata`, so the data directory can hold other files (the secret key). */
+/**
+ * The database files live in `<dataDir>/pgdata`, so the data directory can hold other files (the
+ * secret key, the lock). The directory is locked for this process until close (two processes on
+ * one PGlite directory lose commits), and a new database is created whole or not at all
+ * (data-dir.ts), so a process killed at any moment leaves a directory the next start opens.
+ */
 async function openPGlite(dataDir: string): Promise<Database> {
   // Loaded only when used: the WASM engine is large and a PostgreSQL deployment never needs it.
   const { PGlite } = await import('@electric-sql/pglite')
-  let pgdata: string | undefined
-  if (dataDir !== 'memory') {
-    pgdata = join(dataDir, 'pgdata')
-    mkdirSync(pgdata, { recursive: true, mode: 0o700 })
+  if (dataDir === 'memory') return wrap(new Kysely<DB>({ dialect: new PGliteDialect(new PGlite()) }), 'pglite')
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+  const unlock = await lockDataDir(dataDir)
+  try {
+    const pgdata = await ensurePGliteDatabase(dataDir, (path) => PGlite.create(path))
+    const db = new Kysely<DB>({ dialect: new PGliteDialect(new PGlite(pgdata)) })
+    return wrap(db, 'pglite', unlock)
+  } catch (error) {
+    unlock()
+    throw error
   }
-  const pglite = new PGlite(pgdata)
-  const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) })
-  return wrap(db, 'pglite')
 }
 
 async function openPostgres(options: DatabaseOptions): Promise<Database> {
@@ -84,13 +92,19 @@ async function openPostgres(options: DatabaseOptions): Promise<Database> {
   return wrap(db, 'postgres')
 }
 
-function wrap(db: Kysely<DB>, kind: DatabaseKind): Database {
+function wrap(db: Kysely<DB>, kind: DatabaseKind, release?: () => void): Database {
   return {
     db,
     kind,
     async ping() {
       await sql`select 1`.execute(db)
     },
-    close: () => db.destroy(),
+    async close() {
+      try {
+        await db.destroy()
+      } finally {
+        release?.()
+      }
+    },
   }
 }

@@ -1,0 +1,189 @@
+import { randomBytes } from 'node:crypto'
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs'
+import { join } from 'node:path'
+
+/**
+ * The embedded database's directory, made safe to crash in: one process at a time (a lock), and
+ * a new database that appears whole or not at all.
+ *
+ * PGlite is PostgreSQL in single-user mode: nothing stops a second process from opening the same
+ * directory, and two processes writing it lose acknowledged commits and break the ledger. And
+ * PGlite creates a database by extracting a fresh cluster into the directory file by file, with
+ * PG_VERSION (its sign of a finished database) before the configuration files: a process killed
+ * in between leaves a directory that never starts again.
+ */
+
+export class DataDirInUseError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'DataDirInUseError'
+  }
+}
+
+interface Holder {
+  pid: number
+  /** The process's start time as the kernel counts it (Linux), so that a reused pid is not taken for the holder. */
+  started?: string
+}
+
+const LOCK_FILE = 'plinth.lock'
+/** A lock file this young that cannot be read yet is being written by its holder. */
+const FRESH_LOCK_MS = 2_000
+
+function processStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // Field 22 (starttime), counting from the state, which follows the parenthesised command name.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]
+  } catch {
+    return undefined
+  }
+}
+
+function isAlive(holder: Holder): boolean {
+  try {
+    process.kill(holder.pid, 0)
+  } catch (error) {
+    // EPERM: the process exists, under another user.
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false
+  }
+  if (holder.started !== undefined) {
+    const started = processStart(holder.pid)
+    if (started !== undefined) return started === holder.started
+  }
+  // Without /proc, the same pid as ours is a previous life of this process (a restarted container's pid 1).
+  return holder.pid !== process.pid
+}
+
+function parseHolder(text: string): Holder | undefined {
+  try {
+    const value = JSON.parse(text) as Partial<Holder>
+    return typeof value.pid === 'number'
+      ? { pid: value.pid, ...(typeof value.started === 'string' ? { started: value.started } : {}) }
+      : undefined
+  } catch {
+    return undefined
+  }
+}
+
+function readIfExists(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
+  }
+}
+
+/**
+ * Takes the data directory for this process, or throws DataDirInUseError naming the process that
+ * has it. A lock left by a process that died (SIGKILL, a crash) is taken over. Answers the release.
+ */
+export async function lockDataDir(dataDir: string): Promise<() => void> {
+  const path = join(dataDir, LOCK_FILE)
+  const started = processStart(process.pid)
+  const content = JSON.stringify({ pid: process.pid, ...(started === undefined ? {} : { started }) })
+  for (let attempt = 0; attempt < 100; attempt++) {
+    try {
+      writeFileSync(path, content, { flag: 'wx', mode: 0o600 })
+      return () => {
+        if (readIfExists(path) === content) unlinkSync(path)
+      }
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    }
+    const text = readIfExists(path)
+    if (text === undefined) continue
+    const holder = parseHolder(text)
+    if (holder === undefined && Date.now() - statSync(path).mtimeMs < FRESH_LOCK_MS) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      continue
+    }
+    if (holder !== undefined && isAlive(holder)) {
+      throw new DataDirInUseError(
+        `the embedded database in ${dataDir} is in use by process ${holder.pid}; two processes on one data directory corrupt it ` +
+          `(stop that process, or remove ${path} if it is not a Plinth)`,
+      )
+    }
+    // Its holder is gone: move it aside and check it is the lock that was judged before dropping it.
+    const aside = `${path}.stale-${randomBytes(6).toString('hex')}`
+    try {
+      renameSync(path, aside)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue
+      throw error
+    }
+    if (readIfExists(aside) !== text) {
+      // Another process took the lock in between: put its lock back.
+      try {
+        renameSync(aside, path)
+      } catch {
+        // It can be taken again by the loop; nothing else to do.
+      }
+      continue
+    }
+    unlinkSync(aside)
+  }
+  throw new DataDirInUseError(`could not lock the embedded database in ${dataDir}: its lock file keeps changing`)
+}
+
+function fsyncPath(path: string): void {
+  let fd: number | undefined
+  try {
+    fd = openSync(path, 'r')
+    fsyncSync(fd)
+  } catch {
+    // Some platforms cannot open or fsync a directory; the files' own fsyncs still hold.
+  } finally {
+    if (fd !== undefined) closeSync(fd)
+  }
+}
+
+function fsyncTree(path: string): void {
+  for (const entry of readdirSync(path, { withFileTypes: true })) {
+    const child = join(path, entry.name)
+    if (entry.isDirectory()) fsyncTree(child)
+    else if (entry.isFile()) fsyncPath(child)
+  }
+  fsyncPath(path)
+}
+
+/**
+ * Makes sure `<dataDir>/pgdata` holds a whole PGlite database: a new one is created in
+ * `pgdata.init`, closed, flushed to disk and renamed into place, so a process killed while
+ * creating it leaves only `pgdata.init`, which the next start throws away. A `pgdata` without
+ * PG_VERSION (an older version's creation that was cut short) is moved aside, never deleted.
+ */
+export async function ensurePGliteDatabase(
+  dataDir: string,
+  create: (pgdata: string) => Promise<{ close(): Promise<void> }>,
+): Promise<string> {
+  const pgdata = join(dataDir, 'pgdata')
+  if (existsSync(join(pgdata, 'PG_VERSION'))) return pgdata
+  const staging = join(dataDir, 'pgdata.init')
+  rmSync(staging, { recursive: true, force: true })
+  mkdirSync(staging, { recursive: true, mode: 0o700 })
+  const fresh = await create(staging)
+  await fresh.close()
+  fsyncTree(staging)
+  if (existsSync(pgdata)) {
+    if (readdirSync(pgdata).length === 0) rmSync(pgdata, { recursive: true })
+    else renameSync(pgdata, `${pgdata}.incomplete-${Date.now()}`)
+  }
+  renameSync(staging, pgdata)
+  fsyncPath(dataDir)
+  return pgdata
+}

@@ -1,0 +1,235 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import pg from 'pg'
+
+/** The repository root: the server is started from there, as `node --import tsx src/server.ts`. */
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
+
+export type Backend = 'pglite' | 'postgres'
+
+export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test'
+
+/** What the server's database is and how to reach it again with SQL, once the server is down. */
+export interface BackendSetup {
+  backend: Backend
+  /** The server's backend environment (PLINTH_DATA_DIR, or DATABASE_URL + schema + secret key). */
+  env: Record<string, string>
+  /** PGlite: the data directory. */
+  dataDir?: string
+  /** PostgreSQL: the run's own schema. */
+  schema?: string
+  databaseUrl?: string
+  /** Runs SQL against the server's database. On PGlite, only while no server has the directory open. */
+  sql(): Promise<SqlAccess>
+  /** Removes the data directory or drops the schema. */
+  cleanup(): Promise<void>
+}
+
+export interface SqlAccess {
+  query<T>(text: string, params?: unknown[]): Promise<T[]>
+  close(): Promise<void>
+}
+
+export function setUpBackend(backend: Backend, options: { databaseUrl?: string; keepData?: boolean } = {}): BackendSetup {
+  if (backend === 'pglite') {
+    const dataDir = mkdtempSync(join(tmpdir(), 'plinth-chaos-'))
+    return {
+      backend,
+      env: { PLINTH_DATA_DIR: dataDir },
+      dataDir,
+      async sql() {
+        const { PGlite } = await import('@electric-sql/pglite')
+        const db = new PGlite(join(dataDir, 'pgdata'))
+        await db.waitReady
+        return {
+          async query<T>(text: string, params: unknown[] = []) {
+            return (await db.query<T>(text, params)).rows
+          },
+          close: () => db.close(),
+        }
+      },
+      async cleanup() {
+        if (options.keepData !== true) rmSync(dataDir, { recursive: true, force: true })
+      },
+    }
+  }
+  const databaseUrl = options.databaseUrl ?? process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL
+  const schema = `plinth_chaos_${randomBytes(5).toString('hex')}`
+  const connect = async (searchPath: boolean) => {
+    const client = new pg.Client({ connectionString: databaseUrl, ...(searchPath ? { options: `-c search_path="${schema}"` } : {}) })
+    await client.connect()
+    return client
+  }
+  return {
+    backend,
+    env: { DATABASE_URL: databaseUrl, PLINTH_DB_SCHEMA: schema, PLINTH_SECRET_KEY: randomBytes(32).toString('hex') },
+    schema,
+    databaseUrl,
+    async sql() {
+      const client = await connect(true)
+      return {
+        async query<T>(text: string, params: unknown[] = []) {
+          return (await client.query(text, params)).rows as T[]
+        },
+        close: () => client.end(),
+      }
+    },
+    async cleanup() {
+      if (options.keepData === true) return
+      const client = await connect(false)
+      try {
+        await client.query(`drop schema if exists "${schema}" cascade`)
+      } finally {
+        await client.end()
+      }
+    },
+  }
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => (typeof address === 'object' && address !== null ? resolvePort(address.port) : reject(new Error('no port'))))
+    })
+  })
+}
+
+export interface Exit {
+  code: number | null
+  signal: NodeJS.Signals | null
+}
+
+const OUTPUT_KEPT = 64 * 1024
+
+/** One Plinth server process: `node --import tsx src/server.ts` on 127.0.0.1. */
+export class PlinthProcess {
+  readonly child: ChildProcess
+  readonly exited: Promise<Exit>
+  #output = ''
+  #exit: Exit | undefined
+
+  private constructor(
+    readonly port: number,
+    env: Record<string, string>,
+  ) {
+    // The backend is exactly what `env` says: a DATABASE_URL of the calling process must not leak in.
+    const { DATABASE_URL: _url, PLINTH_DB_SCHEMA: _schema, PLINTH_SECRET_KEY: _key, PLINTH_DATA_DIR: _dir, ...inherited } = process.env
+    this.child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      cwd: REPO_ROOT,
+      env: { ...inherited, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    const keep = (chunk: Buffer) => {
+      this.#output = (this.#output + chunk.toString()).slice(-OUTPUT_KEPT)
+    }
+    this.child.stdout?.on('data', keep)
+    this.child.stderr?.on('data', keep)
+    this.exited = new Promise((resolveExit) =>
+      this.child.on('exit', (code, signal) => {
+        this.#exit = { code, signal }
+        resolveExit(this.#exit)
+      }),
+    )
+  }
+
+  get base(): string {
+    return `http://127.0.0.1:${this.port}`
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid
+  }
+
+  /** The last 64 KiB the process printed (its banner and log lines). */
+  output(): string {
+    return this.#output
+  }
+
+  hasExited(): boolean {
+    return this.#exit !== undefined
+  }
+
+  /** Starts the server process; see waitReady. */
+  static spawn(port: number, env: Record<string, string>): PlinthProcess {
+    return new PlinthProcess(port, env)
+  }
+
+  /** Starts the server and resolves once GET /readyz answers 200; rejects, with its output, if it exits or times out first. */
+  static async start(port: number, env: Record<string, string>, timeoutMs = 120_000): Promise<{ server: PlinthProcess; readyMs: number }> {
+    const startedAt = performance.now()
+    const server = new PlinthProcess(port, env)
+    await server.waitReady(timeoutMs)
+    return { server, readyMs: Math.round(performance.now() - startedAt) }
+  }
+
+  async waitReady(timeoutMs = 120_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      if (this.hasExited()) {
+        throw new Error(`the server exited before it was ready (${JSON.stringify(this.#exit)}); it printed:\n${this.output()}`)
+      }
+      if (Date.now() > deadline) {
+        await this.kill()
+        throw new Error(`the server was not ready within ${timeoutMs} ms; it printed:\n${this.output()}`)
+      }
+      try {
+        const response = await fetch(`${this.base}/readyz`, { signal: AbortSignal.timeout(2_000) })
+        await response.arrayBuffer()
+        if (response.status === 200) return
+      } catch {
+        // Not listening yet.
+      }
+      await sleep(50)
+    }
+  }
+
+  /** SIGKILL: no handler runs, nothing is flushed by the process. */
+  async kill(): Promise<Exit> {
+    if (!this.hasExited()) this.child.kill('SIGKILL')
+    return this.exited
+  }
+
+  /** SIGTERM, then SIGKILL `afterMs` later if it is still shutting down (a supervisor whose grace period ran out). */
+  async terminateThenKill(afterMs: number): Promise<Exit> {
+    if (this.hasExited()) return this.exited
+    this.child.kill('SIGTERM')
+    await Promise.race([this.exited, sleep(afterMs)])
+    return this.kill()
+  }
+
+  /** SIGTERM: the graceful shutdown (finish requests in flight, close the database). */
+  async stop(timeoutMs = 20_000): Promise<Exit> {
+    if (this.hasExited()) return this.exited
+    this.child.kill('SIGTERM')
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), timeoutMs)
+    try {
+      return await this.exited
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  /** Resident set size of the server process in KiB (Linux /proc), or undefined when it cannot be read. */
+  rssKb(): number | undefined {
+    if (this.pid === undefined || this.hasExited()) return undefined
+    try {
+      const status = readFileSync(`/proc/${this.pid}/status`, 'utf8')
+      const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status)
+      return match?.[1] === undefined ? undefined : Number(match[1])
+    } catch {
+      return undefined
+    }
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolveSleep) => setTimeout(resolveSleep, ms))
+}
