@@ -136,6 +136,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     routerOptions: { maxParamLength: 200 },
     frameworkErrors: routingError,
     clientErrorHandler,
+    // During a graceful shutdown a request that arrives on an open keep-alive connection is served
+    // (with `Connection: close`) while the database is still open, rather than answered by
+    // Fastify's own 503 body, which is not the platform's error shape.
+    return503OnClosing: false,
   })
   app.setValidatorCompiler(validatorCompiler)
 

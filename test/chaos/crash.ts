@@ -162,6 +162,13 @@ export async function runCrashSuite(options: CrashSuiteOptions): Promise<CrashFi
     for (let round = 1; round <= options.kills; round++) {
       const loadMs = Math.round(options.loadMsPerRound * (0.2 + 0.8 * random()))
       await sleep(loadMs)
+      // On a loaded machine the first round may not have finished a payment or a transaction yet:
+      // give it until it has (bounded), so every kill has acknowledged work to check afterwards.
+      for (let waited = 0; waited < 30_000; waited += 50) {
+        const counts = journal.counts()
+        if (counts.payments > 0 && counts.ledgerTransactions > 0) break
+        await sleep(50)
+      }
       // Kill while requests are in flight (they almost always are under this load).
       for (let waited = 0; stats.inFlight === 0 && waited < 500; waited++) await sleep(1)
       gate.close()
