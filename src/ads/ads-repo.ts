@@ -18,6 +18,12 @@ export function adsRepo(db: Kysely<DB>) {
       return db.selectFrom('ads').selectAll().where('id', '=', id).executeTakeFirst()
     },
 
+    /** The ads with these ids, of any app: the caller checks the app (coalesced reads, src/db/coalesce.ts). */
+    async findMany(ids: string[]): Promise<Map<string, AdRow>> {
+      const rows = await db.selectFrom('ads').selectAll().where('id', '=', sql<string>`any(${ids})`).execute()
+      return new Map(rows.map((row) => [row.id, row]))
+    },
+
     async findForApp(id: string, appId: string): Promise<AdRow | undefined> {
       return db.selectFrom('ads').selectAll().where('id', '=', id).where('app_id', '=', appId).executeTakeFirst()
     },

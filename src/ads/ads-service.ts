@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock/clock.js'
+import { coalescingReader } from '../db/coalesce.js'
 import type { DB } from '../db/schema.js'
 import type { TokenPrincipal } from '../http/auth.js'
 import { ApiError } from '../http/errors.js'
@@ -48,6 +49,8 @@ const adNotFound = (id: string) => new ApiError('ad_not_found', `No ad ${id}.`)
 export function adsServiceFactory(deps: { db: Kysely<DB>; clock: Clock; verdictDelayMs: number }) {
   const { db, clock, verdictDelayMs } = deps
   const repo = adsRepo(db)
+  /** `GET /v2/ads_network/status/{adId}`: concurrent reads share one query (batched, never cached). */
+  const byId = coalescingReader((ids) => repo.findMany(ids))
 
   /** An ad as it stands at `now`, without writing: a verdict that fell due is applied to the row read. */
   function settledView(row: AdRow, now: Date): AdRow {
@@ -102,7 +105,9 @@ export function adsServiceFactory(deps: { db: Kysely<DB>; clock: Clock; verdictD
     /** The app's server checks an ad before granting its reward; another app's ad does not exist for it. */
     async status(appId: string, adId: string): Promise<RewardedAdStatusDTO> {
       const reread = () => repo.findForApp(adId, appId)
-      const row = await reread()
+      const found = await byId.get(adId)
+      // Another app's ad does not exist for this one.
+      const row = found?.app_id === appId ? found : undefined
       if (row === undefined) throw adNotFound(adId)
       return toDTO(await current(row, reread))
     },

@@ -59,6 +59,16 @@ export interface Totals {
 const text = (column: string) => sql<string>`${sql.ref(column)}::text`
 
 export function ledgerRepo(db: Kysely<DB>) {
+  const selectAccounts = () =>
+    db
+      .selectFrom('ledger_accounts')
+      .select([
+        'address',
+        text('balance').as('balance'),
+        text('sequence').as('sequence'),
+        text('last_modified_ledger').as('last_modified_ledger'),
+        'created_at',
+      ])
   const transactionColumns = [
     't.hash',
     text('t.ledger').as('ledger'),
@@ -160,17 +170,13 @@ export function ledgerRepo(db: Kysely<DB>) {
     },
 
     async findAccount(address: string): Promise<AccountRow | undefined> {
-      return db
-        .selectFrom('ledger_accounts')
-        .select([
-          'address',
-          text('balance').as('balance'),
-          text('sequence').as('sequence'),
-          text('last_modified_ledger').as('last_modified_ledger'),
-          'created_at',
-        ])
-        .where('address', '=', address)
-        .executeTakeFirst()
+      return selectAccounts().where('address', '=', address).executeTakeFirst()
+    },
+
+    /** The accounts with these addresses (coalesced reads, src/db/coalesce.ts). */
+    async findAccounts(addresses: string[]): Promise<Map<string, AccountRow>> {
+      const rows = await selectAccounts().where('address', '=', sql<string>`any(${addresses})`).execute()
+      return new Map(rows.map((row) => [row.address, row]))
     },
 
     async findTransaction(hash: string): Promise<TransactionRow | undefined> {

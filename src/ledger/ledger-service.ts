@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock/clock.js'
+import { coalescingReader } from '../db/coalesce.js'
 import type { DB } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import { sha256Hex } from '../lib/crypto.js'
@@ -184,6 +185,8 @@ function requireAccountId(address: string): void {
 export function ledgerServiceFactory(deps: LedgerDeps) {
   const { db, clock, onTransactionApplied } = deps
   const repo = ledgerRepo(db)
+  /** Horizon's account reads: concurrent reads share one query (batched, never cached). */
+  const accountsByAddress = coalescingReader((addresses) => repo.findAccounts(addresses))
 
   function page(query: PageQuery, kind: 'transaction' | 'ledger'): Page {
     if (query.cursor !== undefined && !/^\d{1,20}$/.test(query.cursor)) {
@@ -327,7 +330,7 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
     },
 
     async getAccount(address: string): Promise<LedgerAccount | undefined> {
-      const row = await repo.findAccount(address)
+      const row = await accountsByAddress.get(address)
       return row === undefined ? undefined : toAccount(row)
     },
 

@@ -49,6 +49,12 @@ export function paymentsRepo(db: Kysely<DB>) {
       return select().where('identifier', '=', identifier).where('app_id', '=', appId).executeTakeFirst()
     },
 
+    /** The payments with these identifiers, of any app: the caller checks the app (coalesced reads, src/db/coalesce.ts). */
+    async findMany(identifiers: string[]): Promise<Map<string, PaymentRow>> {
+      const rows = await select().where('identifier', '=', sql<string>`any(${identifiers})`).execute()
+      return new Map(rows.map((row) => [row.identifier, row]))
+    },
+
     async findForUser(identifier: string, appId: string, userId: string): Promise<PaymentRow | undefined> {
       return select().where('identifier', '=', identifier).where('app_id', '=', appId).where('user_id', '=', userId).executeTakeFirst()
     },

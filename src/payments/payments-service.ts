@@ -1,6 +1,7 @@
 import { Account, Asset, Memo, Operation, TransactionBuilder } from '@stellar/stellar-base'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock/clock.js'
+import { coalescingReader } from '../db/coalesce.js'
 import type { DB } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import type { TokenPrincipal } from '../http/auth.js'
@@ -83,6 +84,8 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
   const { db, clock, publicUrl, approvalWindowMs, ledger } = deps
   const repo = paymentsRepo(db)
   const dto = (row: PaymentRow): PaymentDTO => toPaymentDTO(row, publicUrl)
+  /** `GET /v2/payments/{id}`: concurrent reads share one query (batched, never cached). */
+  const byId = coalescingReader((ids) => repo.findMany(ids))
 
   /** Applies the platform's approval timeout to a row just read, so every answer reflects it. */
   async function current(row: PaymentRow, reread: () => Promise<PaymentRow | undefined>): Promise<PaymentRow> {
@@ -93,7 +96,9 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
 
   async function readForApp(appId: string, id: string): Promise<PaymentRow> {
     const reread = () => repo.findForApp(id, appId)
-    const row = await reread()
+    const found = await byId.get(id)
+    // Another app's payment does not exist for this one.
+    const row = found?.app_id === appId ? found : undefined
     if (row === undefined) throw notFound(id)
     return current(row, reread)
   }
