@@ -105,13 +105,14 @@ interface Settings {
   command: string
 }
 
-function readSettings(): Settings & { postgres: boolean } {
+function readSettings(): Settings & { postgres: boolean; pglite: boolean } {
   const { values } = parseArgs({
     args: process.argv.slice(2),
     options: {
       quick: { type: 'boolean', default: false },
       write: { type: 'boolean', default: false },
       'no-postgres': { type: 'boolean', default: false },
+      'no-pglite': { type: 'boolean', default: false },
       only: { type: 'string' },
       'cpu-prof': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
@@ -125,6 +126,7 @@ function readSettings(): Settings & { postgres: boolean } {
         '                 prints only (unless --write)\n' +
         '  --write        write BENCHMARKS.md (always done by a full run)\n' +
         '  --no-postgres  skip Plinth on PostgreSQL (and pgbench) even when one is reachable\n' +
+        '  --no-pglite    skip Plinth on PGlite (a partial run: writes nothing)\n' +
         '  --only <text>  only the scenarios whose name contains <text>, e.g. --only A2U (writes nothing)\n' +
         "  --cpu-prof     profile Plinth's servers (node --cpu-prof) and print where their CPU went during each flow (writes nothing)\n",
     )
@@ -136,8 +138,9 @@ function readSettings(): Settings & { postgres: boolean } {
   const cpuProf = values['cpu-prof']
   return {
     quick,
-    write: values.write || (!quick && only === undefined && !cpuProf),
+    write: values.write || (!quick && only === undefined && !cpuProf && !values['no-pglite']),
     postgres: !values['no-postgres'],
+    pglite: !values['no-pglite'],
     connections: 32,
     durationSeconds: quick ? 2 : 10,
     warmupSeconds: quick ? 0.5 : 3,
@@ -1472,10 +1475,13 @@ async function main(): Promise<void> {
 
   const profileDir = settings.cpuProf ? mkdtempSync(join(tmpdir(), 'plinth-bench-profile-')) : undefined
   const nodeArgs = profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDir]
-  const { loads, startups, seeds, ledgerChecks, profiles } = await measureTargets(settings, targets(databaseUrl, nodeArgs))
+  const { loads, startups, seeds, ledgerChecks, profiles } = await measureTargets(
+    settings,
+    targets(databaseUrl, nodeArgs).filter((target) => settings.pglite || target.backend !== 'pglite'),
+  )
   if (profileDir !== undefined) reportProfiles(profileDir, profiles)
   const pgbench = await measurePgbench(settings, databaseUrl)
-  const disk = settings.only === undefined && !settings.cpuProf ? await measureDiskStartup() : []
+  const disk = settings.only === undefined && !settings.cpuProf && settings.pglite ? await measureDiskStartup() : []
   const memoryRows = startups.filter((row) => !row.label.includes('PostgreSQL'))
   const postgresRows = startups.filter((row) => row.label.includes('PostgreSQL'))
 

@@ -122,7 +122,13 @@ class PreparingClient extends pg.Client {
   // biome-ignore lint/suspicious/noExplicitAny: pg's query() is heavily overloaded; this forwards every form unchanged.
   override query(...args: any[]): any {
     const [text, values] = args
-    if (typeof text === 'string' && Array.isArray(values) && values.length > 0 && values.length <= MAX_NAMED_PARAMETERS && args.length === 2) {
+    if (
+      typeof text === 'string' &&
+      Array.isArray(values) &&
+      values.length > 0 &&
+      values.length <= MAX_NAMED_PARAMETERS &&
+      args.length === 2
+    ) {
       const name = statementName(text)
       if (name !== undefined) return super.query({ name, text, values })
     }

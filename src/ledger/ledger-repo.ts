@@ -114,39 +114,44 @@ export function ledgerRepo(db: Kysely<DB>) {
 
     /**
      * Locks the accounts that exist among `addresses` (sorted: every transaction locks in
-     * the same order, so two of them never wait on each other in a cycle).
+     * the same order, so two of them never wait on each other in a cycle) and, in the same round
+     * trip, draws the next ledger number (undefined when no account exists). Drawn inside the
+     * applying transaction; a rollback or a refusal leaves a gap.
      */
-    async lockAccounts(addresses: readonly string[]): Promise<Array<{ address: string; balance: string; sequence: string }>> {
-      if (addresses.length === 0) return []
-      return db
-        .selectFrom('ledger_accounts')
-        .select(['address', text('balance').as('balance'), text('sequence').as('sequence')])
-        .where('address', 'in', [...addresses].sort())
-        .orderBy('address')
-        .forUpdate()
-        .execute()
+    async lockAccounts(
+      addresses: readonly string[],
+    ): Promise<{ accounts: Array<{ address: string; balance: string; sequence: string }>; ledger: string | undefined }> {
+      if (addresses.length === 0) return { accounts: [], ledger: undefined }
+      const { rows } = await sql<{ address: string; balance: string; sequence: string; ledger: string }>`
+        select address, balance::text as balance, sequence::text as sequence, (select nextval('ledger_numbers'))::text as ledger
+        from ledger_accounts where address = any(${[...addresses].sort()}::text[])
+        order by address for update`.execute(db)
+      return { accounts: rows.map(({ address, balance, sequence }) => ({ address, balance, sequence })), ledger: rows[0]?.ledger }
     },
 
-    /** Moves the sequence number from `expected` to `next`; answers whether the account was at `expected`. */
-    async advanceSequence(address: string, expected: string, next: string, ledger: string): Promise<boolean> {
-      const result = await db
-        .updateTable('ledger_accounts')
-        .set({ sequence: next, last_modified_ledger: ledger })
-        .where('address', '=', address)
-        .where('sequence', '=', expected)
-        .executeTakeFirst()
-      return result.numUpdatedRows === 1n
-    },
-
-    /** Adds `delta` (Pi, may be negative) unless that would take the balance below zero; answers whether it did. */
-    async addToBalance(address: string, delta: string, ledger: string): Promise<boolean> {
-      const result = await db
-        .updateTable('ledger_accounts')
-        .set({ balance: sql`balance + ${delta}::numeric`, last_modified_ledger: ledger })
-        .where('address', '=', address)
-        .where(sql<boolean>`balance + ${delta}::numeric >= 0`)
-        .executeTakeFirst()
-      return result.numUpdatedRows === 1n
+    /**
+     * Applies a transaction's effects on its (locked) accounts in one UPDATE: every balance moves
+     * by its delta (Pi, may be negative) unless that would take it below zero, and the source's
+     * sequence moves from `source.expected` to `source.next`, only if it is still at `expected`.
+     * The source must be among `deltas` (with 0 when its balance does not move). Answers the
+     * addresses updated: any missing one failed its condition, and the caller rolls back.
+     */
+    async applyToAccounts(
+      source: { address: string; expected: string; next: string },
+      deltas: ReadonlyArray<readonly [address: string, delta: string]>,
+      ledger: string,
+    ): Promise<Set<string>> {
+      const { rows } = await sql<{ address: string }>`
+        update ledger_accounts as a set
+          balance = a.balance + d.delta,
+          sequence = case when a.address = ${source.address} then ${source.next}::bigint else a.sequence end,
+          last_modified_ledger = ${ledger}::bigint
+        from unnest(${deltas.map(([address]) => address)}::text[], ${deltas.map(([, delta]) => delta)}::numeric[]) as d(address, delta)
+        where a.address = d.address
+          and a.balance + d.delta >= 0
+          and (a.address <> ${source.address} or a.sequence = ${source.expected}::bigint)
+        returning a.address`.execute(db)
+      return new Set(rows.map((row) => row.address))
     },
 
     /** The next ledger number. Drawn inside the applying transaction; a rollback leaves a gap. */
@@ -157,16 +162,21 @@ export function ledgerRepo(db: Kysely<DB>) {
       return ledger
     },
 
-    async insertTransaction(row: TransactionRow): Promise<void> {
-      await db.insertInto('ledger_transactions').values(row).execute()
-    },
-
-    async insertOperations(rows: ReadonlyArray<Omit<OperationRow, 'ledger'>>): Promise<void> {
-      if (rows.length > 0)
-        await db
-          .insertInto('ledger_operations')
-          .values([...rows])
-          .execute()
+    /** A transaction and its operations (at least one), in one statement. */
+    async insertTransactionWithOperations(row: TransactionRow, operations: ReadonlyArray<Omit<OperationRow, 'ledger'>>): Promise<void> {
+      await db
+        .with('t', (qb) => qb.insertInto('ledger_transactions').values(row))
+        .insertInto('ledger_operations')
+        .columns(['transaction_hash', 'index', 'type', 'from', 'to', 'amount', 'created_at'])
+        .expression(
+          sql`select ${row.hash}::text, o.index, o.type, o."from", o."to", o.amount, ${row.created_at}::timestamptz
+            from unnest(
+              ${operations.map((op) => op.index)}::int[], ${operations.map((op) => op.type)}::text[],
+              ${operations.map((op) => op.from)}::text[], ${operations.map((op) => op.to)}::text[],
+              ${operations.map((op) => op.amount)}::numeric[]
+            ) as o(index, type, "from", "to", amount)`,
+        )
+        .execute()
     },
 
     async findAccount(address: string): Promise<AccountRow | undefined> {

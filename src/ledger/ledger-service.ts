@@ -251,28 +251,29 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
         const txRepo = ledgerRepo(trx)
         const locked = await txRepo.lockAccounts(involvedAccounts(tx))
         const accounts = new Map<string, AccountState>(
-          locked.map((row) => [row.address, { balance: parseStoredAmount(row.balance), sequence: BigInt(row.sequence) }]),
+          locked.accounts.map((row) => [row.address, { balance: parseStoredAmount(row.balance), sequence: BigInt(row.sequence) }]),
         )
         const effects = applyToAccounts(tx, accounts)
         if (isRefusal(effects)) throw refused(effects, tx.envelopeXdr)
 
-        const ledger = await txRepo.nextLedger()
+        const ledger = locked.ledger ?? (await txRepo.nextLedger())
         const source = accounts.get(tx.source)
-        // The rows are locked, so these conditions hold; they stay as the database's own guard.
-        if (
-          source === undefined ||
-          !(await txRepo.advanceSequence(tx.source, source.sequence.toString(), tx.sequence.toString(), ledger))
-        ) {
+        if (source === undefined) throw new Error('applyToAccounts accepted a transaction whose source account is not locked')
+        // Every moved balance, and the source's (its sequence moves even if its balance would not).
+        const deltas = new Map<string, bigint>([[tx.source, 0n]])
+        for (const [address, balance] of effects.balances) deltas.set(address, balance - (accounts.get(address)?.balance ?? 0n))
+        const updated = await txRepo.applyToAccounts(
+          { address: tx.source, expected: source.sequence.toString(), next: tx.sequence.toString() },
+          [...deltas].map(([address, delta]) => [address, formatAmount(delta)] as const),
+          ledger,
+        )
+        // The rows are locked, so every condition holds; they stay as the database's own guard.
+        if (!updated.has(tx.source)) {
           throw refused({ transaction: 'tx_bad_seq', detail: 'The sequence number was used meanwhile.' }, tx.envelopeXdr)
         }
-        for (const [address, balance] of [...effects.balances].sort(([a], [b]) => (a < b ? -1 : 1))) {
-          const before = accounts.get(address)?.balance ?? 0n
-          if (!(await txRepo.addToBalance(address, formatAmount(balance - before), ledger))) {
-            throw refused(
-              { transaction: 'tx_insufficient_balance', detail: `The balance of ${address} changed meanwhile.` },
-              tx.envelopeXdr,
-            )
-          }
+        const short = [...deltas.keys()].find((address) => !updated.has(address))
+        if (short !== undefined) {
+          throw refused({ transaction: 'tx_insufficient_balance', detail: `The balance of ${short} changed meanwhile.` }, tx.envelopeXdr)
         }
 
         const operations: AppliedOperation[] = effects.payments.map((p) => ({
@@ -301,14 +302,17 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
           created_at: now,
         }
         try {
-          await txRepo.insertTransaction(row)
+          await txRepo.insertTransactionWithOperations(
+            row,
+            operations.map((op, index) => ({ transaction_hash: hash, index, ...op, created_at: now })),
+          )
         } catch (error) {
+          // The hash is the key of both tables: either conflict means the transaction was applied before.
           if (isUniqueViolation(error)) {
             throw refused({ transaction: 'tx_bad_seq', detail: 'This transaction was already applied.' }, tx.envelopeXdr)
           }
           throw error
         }
-        await txRepo.insertOperations(operations.map((op, index) => ({ transaction_hash: hash, index, ...op, created_at: now })))
 
         const submitted: SubmittedTransaction = { ...toTransaction(row), operations }
         const applied: AppliedTransaction = {

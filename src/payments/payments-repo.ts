@@ -72,6 +72,59 @@ export function paymentsRepo(db: Kysely<DB>) {
         .executeTakeFirst()
     },
 
+    /**
+     * Creates an app-to-user payment for the app's member with this uid in one statement: the
+     * recipient's and the app's wallets come from the membership, which must have granted
+     * wallet_address. Answers undefined when there is no such member (findMember then says why).
+     */
+    async insertForMember(
+      appId: string,
+      uid: string,
+      row: Pick<NewPayment, 'identifier' | 'amount' | 'memo' | 'metadata' | 'created_at'>,
+    ): Promise<PaymentRow | undefined> {
+      return db
+        .insertInto('payments')
+        .columns([
+          'identifier',
+          'app_id',
+          'user_id',
+          'user_uid',
+          'direction',
+          'amount',
+          'memo',
+          'metadata',
+          'from_address',
+          'to_address',
+          'network',
+          'created_at',
+        ])
+        .expression(
+          db
+            .selectFrom('app_users as au')
+            .innerJoin('users as u', 'u.id', 'au.user_id')
+            .innerJoin('apps as a', 'a.id', 'au.app_id')
+            .select([
+              sql<string>`${row.identifier}::text`.as('identifier'),
+              'au.app_id',
+              'au.user_id',
+              'au.uid',
+              sql<string>`'app_to_user'`.as('direction'),
+              sql<string>`${row.amount}::numeric`.as('amount'),
+              sql<string>`${row.memo}::text`.as('memo'),
+              sql<string>`cast(${JSON.stringify(row.metadata)} as jsonb)`.as('metadata'),
+              'a.wallet_address as from_address',
+              'u.wallet_address as to_address',
+              'a.network',
+              sql<Date>`${row.created_at}::timestamptz`.as('created_at'),
+            ])
+            .where('au.app_id', '=', appId)
+            .where('au.uid', '=', uid)
+            .where(sql<boolean>`'wallet_address' = any(au.scopes)`),
+        )
+        .returningAll()
+        .executeTakeFirst()
+    },
+
     /** The recipient of an app-to-user payment (the app's member with this uid, with consent and wallet) and the app's wallet. */
     async findMember(
       appId: string,

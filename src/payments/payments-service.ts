@@ -176,32 +176,31 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
         throw new ApiError('invalid_arguments', 'payment.uid must be the app-specific uid of the recipient.')
       }
       const uid = input.uid
-      const member = await repo.findMember(appId, uid)
-      if (member === undefined) throw new ApiError('user_not_found', `No user with uid ${uid} has signed in to this app.`)
-      if (!member.scopes.includes('wallet_address')) {
-        throw new ApiError('missing_scope', 'The user has not granted this app the wallet_address scope, which app-to-user payments need.')
-      }
-      // The one-open-payment rule is the unique index: insert, and on a conflict say which payment blocks.
+      // The one-open-payment rule is the unique index: insert (one statement, the member's wallets
+      // read by the INSERT itself), and on a conflict say which payment blocks.
       for (let attempt = 0; attempt < 3; attempt++) {
         try {
-          const row = await repo.insert({
+          const row = await repo.insertForMember(appId, uid, {
             identifier: newIdentifier(),
-            app_id: appId,
-            user_id: member.user_id,
-            user_uid: member.uid,
-            direction: 'app_to_user',
             amount,
             memo,
             metadata,
-            from_address: member.app_wallet,
-            to_address: member.wallet_address,
-            network: member.network,
             created_at: clock.now(),
           })
-          return dto(row)
+          if (row !== undefined) return dto(row)
+          const member = await repo.findMember(appId, uid)
+          if (member === undefined) throw new ApiError('user_not_found', `No user with uid ${uid} has signed in to this app.`)
+          if (!member.scopes.includes('wallet_address')) {
+            throw new ApiError(
+              'missing_scope',
+              'The user has not granted this app the wallet_address scope, which app-to-user payments need.',
+            )
+          }
+          // The member granted wallet_address in between: try again.
         } catch (error) {
           if (!isOpenPaymentConflict(error)) throw error
-          const open = await repo.findOpen(appId, member.user_id, 'app_to_user')
+          const member = await repo.findMember(appId, uid)
+          const open = member === undefined ? undefined : await repo.findOpen(appId, member.user_id, 'app_to_user')
           if (open !== undefined) throw ongoing(open)
           // It closed in between: try again.
         }
