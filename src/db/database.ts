@@ -79,7 +79,7 @@ async function openPostgres(options: DatabaseOptions): Promise<Database> {
     }
   }
   const pool = new pg.Pool({
-    Client: PreparingClient,
+    Client: preparingClient(),
     connectionString: databaseUrl,
     max: options.poolSize ?? 10,
     // Counts and other int8 values fit a JS number in this schema; read them as numbers, as PGlite does.
@@ -93,47 +93,46 @@ async function openPostgres(options: DatabaseOptions): Promise<Database> {
   return wrap(db, 'postgres')
 }
 
-/** How many distinct statements the process names (prepares once per connection); any beyond run unnamed. */
+/** How many distinct statements one pool names (prepares once per connection); any beyond run unnamed. */
 const MAX_NAMED_STATEMENTS = 2000
 /** Statements with more parameters (multi-row inserts) vary in length and are not worth a plan per connection. */
 const MAX_NAMED_PARAMETERS = 100
-const statementNames = new Map<string, string>()
 
 /**
- * The name a statement is prepared under: the same SQL text has the same name on every connection.
- * Plinth's statements come from a fixed set of query builders (lists go in as one array parameter,
- * `= any($1)`), so the set is small; the bound only keeps a surprise from growing it without end.
+ * A pg client class that sends every parameterised statement as a named prepared statement:
+ * PostgreSQL parses and plans it once per connection, and later executions send only Bind and
+ * Execute. The same SQL text has the same name on every connection of the pool. Plinth's
+ * statements come from a fixed set of query builders (lists go in as one array parameter,
+ * `= any($1)`), so the set is small; the bound only keeps a surprise from growing it without
+ * end. Kysely always passes (text, values); anything else goes through untouched.
  */
-function statementName(text: string): string | undefined {
-  let name = statementNames.get(text)
-  if (name === undefined && statementNames.size < MAX_NAMED_STATEMENTS) {
-    name = `plinth_${statementNames.size}`
-    statementNames.set(text, name)
-  }
-  return name
-}
-
-/**
- * A pg client that sends every parameterised statement as a named prepared statement: PostgreSQL
- * parses and plans it once per connection, and later executions send only Bind and Execute.
- * Kysely always passes (text, values); anything else goes through untouched.
- */
-class PreparingClient extends pg.Client {
-  // biome-ignore lint/suspicious/noExplicitAny: pg's query() is heavily overloaded; this forwards every form unchanged.
-  override query(...args: any[]): any {
-    const [text, values] = args
-    if (
-      typeof text === 'string' &&
-      Array.isArray(values) &&
-      values.length > 0 &&
-      values.length <= MAX_NAMED_PARAMETERS &&
-      args.length === 2
-    ) {
-      const name = statementName(text)
-      if (name !== undefined) return super.query({ name, text, values })
+function preparingClient(): typeof pg.Client {
+  const names = new Map<string, string>()
+  const nameOf = (text: string): string | undefined => {
+    let name = names.get(text)
+    if (name === undefined && names.size < MAX_NAMED_STATEMENTS) {
+      name = `plinth_${names.size}`
+      names.set(text, name)
     }
-    // biome-ignore lint/suspicious/noExplicitAny: as above.
-    return (super.query as any)(...args)
+    return name
+  }
+  return class PreparingClient extends pg.Client {
+    // biome-ignore lint/suspicious/noExplicitAny: pg's query() is heavily overloaded; this forwards every form unchanged.
+    override query(...args: any[]): any {
+      const [text, values] = args
+      if (
+        typeof text === 'string' &&
+        Array.isArray(values) &&
+        values.length > 0 &&
+        values.length <= MAX_NAMED_PARAMETERS &&
+        args.length === 2
+      ) {
+        const name = nameOf(text)
+        if (name !== undefined) return super.query({ name, text, values })
+      }
+      // biome-ignore lint/suspicious/noExplicitAny: as above.
+      return (super.query as any)(...args)
+    }
   }
 }
 

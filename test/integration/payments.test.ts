@@ -473,6 +473,31 @@ describe('payments', () => {
       assert.deepEqual((await intruder.server.incomplete()).body.incomplete_server_payments, [])
     })
 
+    it('answers concurrent reads batched into one query each with its own app’s view, and sees a cancel made just before', async () => {
+      const owner = await scene()
+      const intruder = await scene()
+      const first = (await owner.server.create({ amount: 1, ...order, uid: owner.uid })).body
+      const second = (await intruder.server.create({ amount: 2, ...order, uid: intruder.uid })).body
+      // Sent together, these share one `= any($1)` query: the same identifier asked by its app and by another.
+      const answers = await Promise.all([
+        ...Array.from({ length: 10 }, () => owner.server.get(first.identifier)),
+        ...Array.from({ length: 10 }, () => intruder.server.get(first.identifier)),
+        ...Array.from({ length: 10 }, () => intruder.server.get(second.identifier)),
+        ...Array.from({ length: 10 }, () => owner.server.get(second.identifier)),
+        owner.server.get('no-such-payment'),
+      ])
+      answers.slice(0, 10).forEach((answer) => assert.deepEqual(answer, { status: 200, body: first }))
+      answers.slice(10, 20).forEach((answer) => assertError(answer, 404, 'payment_not_found'))
+      answers.slice(20, 30).forEach((answer) => assert.deepEqual(answer, { status: 200, body: second }))
+      answers.slice(30, 40).forEach((answer) => assertError(answer, 404, 'payment_not_found'))
+      assertError(answers[40] as { status: number; body: unknown }, 404, 'payment_not_found')
+      // Batching is not caching: a read made after a write sees it, even with reads of the same payment in flight.
+      const inFlight = Array.from({ length: 5 }, () => owner.server.get(first.identifier))
+      assert.equal((await owner.server.cancel(first.identifier)).status, 200)
+      assert.equal((await owner.server.get(first.identifier)).body.status.cancelled, true)
+      await Promise.all(inFlight)
+    })
+
     it("answers another user's payment in the same app with 404", async () => {
       const s = await scene()
       const other = await sb.createUser()
