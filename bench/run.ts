@@ -122,7 +122,8 @@ function readSettings(): Settings & { postgres: boolean; pglite: boolean } {
   if (values.help) {
     process.stdout.write(
       'npm run bench [-- --quick] [--write] [--no-postgres] [--only <text>] [--cpu-prof]\n' +
-        '  --quick        less data, 8 flow workers, 0.5 s warm-up, 2 s runs, the newer scenarios on PostgreSQL only, scaling to 2 processes only;\n' +
+        '  --quick        less data, 8 flow workers, 0.5 s warm-up, 2 s runs, the newer scenarios on PostgreSQL only, scaling to 2 processes only,\n' +
+        '                 no startup on disk (under a minute);\n' +
         '                 prints only (unless --write)\n' +
         '  --write        write BENCHMARKS.md (always done by a full run)\n' +
         '  --no-postgres  skip Plinth on PostgreSQL (and pgbench) even when one is reachable\n' +
@@ -1355,7 +1356,7 @@ function notes(report: Report): string {
   if (s.quick)
     lines.push(
       '- This was a `--quick` run: fewer users, payments and workers, short runs, the new server-key, Horizon and notify scenarios on PostgreSQL only, ' +
-        `and the scaling runs with ${s.scalingProcesses.join(' and ')} processes only: a smoke test rather than numbers to compare.`,
+        `the scaling runs with ${s.scalingProcesses.join(' and ')} processes only, and no startup on disk: a smoke test rather than numbers to compare.`,
     )
   return lines.join('\n')
 }
@@ -1481,7 +1482,7 @@ async function main(): Promise<void> {
   )
   if (profileDir !== undefined) reportProfiles(profileDir, profiles)
   const pgbench = await measurePgbench(settings, databaseUrl)
-  const disk = settings.only === undefined && !settings.cpuProf && settings.pglite ? await measureDiskStartup() : []
+  const disk = settings.only === undefined && !settings.cpuProf && settings.pglite && !settings.quick ? await measureDiskStartup() : []
   const memoryRows = startups.filter((row) => !row.label.includes('PostgreSQL'))
   const postgresRows = startups.filter((row) => row.label.includes('PostgreSQL'))
 
