@@ -5,6 +5,7 @@ import * as payments from './migrations/0003-payments.js'
 import * as adsNotifications from './migrations/0004-ads-notifications.js'
 import * as appUrls from './migrations/0005-app-urls.js'
 import * as credentialEvents from './migrations/0006-credential-events.js'
+import * as notificationQuotaState from './migrations/0007-notification-quota-state.js'
 
 /** Ordered migrations. A new migration is a new file here, never an edit of an applied one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -14,6 +15,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0004-ads-notifications': adsNotifications,
   '0005-app-urls': appUrls,
   '0006-credential-events': credentialEvents,
+  '0007-notification-quota-state': notificationQuotaState,
 }
 
 /**

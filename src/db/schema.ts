@@ -180,6 +180,11 @@ export interface NotificationsTable {
   created_at: Date
   seen_at: Optional<Date>
   dismissed_at: Optional<Date>
+  /**
+   * The quota's state, on one row of each delivery to a user: the times of the app's 48 most
+   * recent notifications to them, ascending (null on the delivery's other rows). Internal.
+   */
+  recent_deliveries: Optional<Date[]>
 }
 
 export interface CredentialEventsTable {

@@ -1,68 +1,93 @@
-import { type Kysely, type Selectable, sql } from 'kysely'
+import { type Expression, type Kysely, type Selectable, sql } from 'kysely'
 import type { DB, NotificationsTable } from '../db/schema.js'
+import { tally } from './notification-quota.js'
 
-export type NotificationRow = Selectable<NotificationsTable>
+export type NotificationRow = Omit<Selectable<NotificationsTable>, 'recent_deliveries'>
 
-export interface Recipient {
-  user_id: string
-  uid: string
-  scopes: string[]
-  notifications_enabled: boolean
+/** One notification of a delivery. */
+export interface NewNotification {
+  id: string
+  user_uid: string
+  title: string
+  body: string
+  subroute: string
 }
+
+/** The columns a reader gets (the quota's state stays in the database). */
+const NOTIFICATION_COLUMNS = [
+  'id',
+  'app_id',
+  'user_id',
+  'user_uid',
+  'title',
+  'body',
+  'subroute',
+  'created_at',
+  'seen_at',
+  'dismissed_at',
+] as const
 
 export function notificationsRepo(db: Kysely<DB>) {
   return {
     /**
-     * The app's members with these uids, locked in a fixed order: concurrent notify requests to
-     * the same users queue here, so counting and inserting below is exact on any number of processes.
+     * Delivers a batch in one statement, notify_deliver (migration 0007): it locks the reachable
+     * recipients (members who consented and did not turn the app's notifications off), reads
+     * each one's quota state, and inserts every notification to them unless one would go over
+     * the quota. Returns the reachable recipients (uids), each with whether it is over; when
+     * any is, nothing was inserted.
      */
-    async lockRecipients(appId: string, uids: string[]): Promise<Recipient[]> {
-      if (uids.length === 0) return []
-      // NO KEY UPDATE: enough to queue notify requests, without blocking inserts that reference the member.
-      return db
-        .selectFrom('app_users')
-        .select(['user_id', 'uid', 'scopes', 'notifications_enabled'])
-        .where('app_id', '=', appId)
-        .where('uid', 'in', uids)
-        .orderBy('user_id')
-        .forNoKeyUpdate()
-        .execute()
+    async deliver(
+      appId: string,
+      batch: readonly NewNotification[],
+      options: { scope: string; now: Date; since: Date; limit: number },
+    ): Promise<Array<{ recipient: string; over_quota: boolean }>> {
+      const { recipients, counts, firsts } = tally(batch.map((n) => n.user_uid))
+      // Locks are taken in this order in every process (code-unit order), so requests never deadlock.
+      const order = recipients.map((_, i) => i).sort((a, b) => ((recipients[a] ?? '') < (recipients[b] ?? '') ? -1 : 1))
+      const column = <K extends keyof NewNotification>(key: K) => batch.map((n) => n[key])
+      const result = await sql<{ recipient: string; over_quota: boolean }>`
+        select recipient, over_quota from notify_deliver(
+          ${appId}, ${options.scope}, ${options.now}::timestamptz, ${options.since}::timestamptz, ${options.limit}::integer,
+          ${order.map((i) => recipients[i])}::text[], ${order.map((i) => counts[i])}::integer[],
+          ${column('id')}::text[], ${column('user_uid')}::text[], ${column('title')}::text[], ${column('body')}::text[],
+          ${column('subroute')}::text[], ${firsts}::boolean[])`.execute(db)
+      return result.rows
     },
 
-    /** How many notifications the app delivered to each of these users since `since`. */
-    async countSince(appId: string, userIds: string[], since: Date): Promise<Map<string, number>> {
-      if (userIds.length === 0) return new Map()
-      const rows = await db
-        .selectFrom('notifications')
-        .select(['user_id', sql<number>`count(*)::int`.as('count')])
-        .where('app_id', '=', appId)
-        .where('user_id', 'in', userIds)
-        .where('created_at', '>', since)
-        .groupBy('user_id')
-        .execute()
-      return new Map(rows.map((row) => [row.user_id, Number(row.count)]))
-    },
-
-    /** One INSERT for the whole batch. */
-    async insertMany(rows: Array<Omit<NotificationRow, 'seen_at' | 'dismissed_at'>>): Promise<void> {
-      if (rows.length > 0) await db.insertInto('notifications').values(rows).execute()
-    },
-
+    /**
+     * The user's notifications, newest first, from one app or (appId undefined) every app. Every
+     * app is the newest page of each of the user's apps, merged: the one index is per app and
+     * user (notify keeps no second index for this sandbox view).
+     */
     async listForUser(
       appId: string | undefined,
       userId: string,
       options: { limit: number; before?: { createdAt: Date; id: string } | undefined; includeDismissed: boolean },
     ): Promise<NotificationRow[]> {
-      let query = db.selectFrom('notifications').selectAll().where('user_id', '=', userId)
-      if (appId !== undefined) query = query.where('app_id', '=', appId)
-      if (!options.includeDismissed) query = query.where('dismissed_at', 'is', null)
-      const before = options.before
-      if (before !== undefined) {
-        query = query.where((eb) =>
-          eb.or([eb('created_at', '<', before.createdAt), eb.and([eb('created_at', '=', before.createdAt), eb('id', '<', before.id)])]),
-        )
+      const page = (app: string | Expression<string>) => {
+        let query = db.selectFrom('notifications').select(NOTIFICATION_COLUMNS).where('app_id', '=', app).where('user_id', '=', userId)
+        if (!options.includeDismissed) query = query.where('dismissed_at', 'is', null)
+        const before = options.before
+        if (before !== undefined) {
+          query = query.where((eb) =>
+            eb.or([eb('created_at', '<', before.createdAt), eb.and([eb('created_at', '=', before.createdAt), eb('id', '<', before.id)])]),
+          )
+        }
+        return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(options.limit)
       }
-      return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(options.limit).execute()
+      if (appId !== undefined) return page(appId).execute()
+      return db
+        .selectFrom('app_users')
+        .innerJoinLateral(
+          (eb) => page(eb.ref('app_users.app_id')).as('n'),
+          (join) => join.onTrue(),
+        )
+        .selectAll('n')
+        .where('app_users.user_id', '=', userId)
+        .orderBy('n.created_at', 'desc')
+        .orderBy('n.id', 'desc')
+        .limit(options.limit)
+        .execute()
     },
 
     async countUnseen(appId: string, userId: string): Promise<number> {
@@ -89,7 +114,7 @@ export function notificationsRepo(db: Kysely<DB>) {
         .where('id', '=', id)
         .where('app_id', '=', appId)
         .where('user_id', '=', userId)
-        .returningAll()
+        .returning(NOTIFICATION_COLUMNS)
         .executeTakeFirst()
     },
 

@@ -1,11 +1,10 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock/clock.js'
 import type { DB } from '../db/schema.js'
-import { inTransaction } from '../db/transaction.js'
 import type { TokenPrincipal } from '../http/auth.js'
 import { ApiError } from '../http/errors.js'
-import { newId } from '../lib/crypto.js'
-import { overQuota, QUOTA_WINDOW_MS } from './notification-quota.js'
+import { randomToken } from '../lib/crypto.js'
+import { QUOTA_PER_USER, QUOTA_WINDOW_MS } from './notification-quota.js'
 import { type NotificationRow, notificationsRepo } from './notifications-repo.js'
 import type { NotificationInput } from './notify-input.js'
 
@@ -40,6 +39,20 @@ export class QuotaExceeded extends Error {
 }
 
 export const NOTIFICATIONS_SCOPE = 'in_app_notifications'
+
+/** Random characters per notification id: 22 base64url characters, 132 bits. */
+const ID_RANDOM_CHARS = 22
+
+/**
+ * Ids for one delivery: `ntf_`, the delivery time (milliseconds, 12 hex digits) and 132 random
+ * bits. Time first, so a batch's ids go to the end of the primary key's index instead of 256
+ * random pages; the randomness comes from one draw per batch.
+ */
+export function newNotificationIds(at: Date, count: number): string[] {
+  const time = at.getTime().toString(16).padStart(12, '0')
+  const random = randomToken(Math.ceil((count * ID_RANDOM_CHARS * 6) / 8))
+  return Array.from({ length: count }, (_, i) => `ntf_${time}${random.slice(i * ID_RANDOM_CHARS, (i + 1) * ID_RANDOM_CHARS)}`)
+}
 
 const toDTO = (row: NotificationRow): NotificationDTO => ({
   id: row.id,
@@ -87,37 +100,24 @@ export function notificationsServiceFactory(deps: { db: Kysely<DB>; clock: Clock
      * Delivers a batch, best effort per user: a notification reaches its recipient only if the
      * uid is a user of this app who granted in_app_notifications and has not turned the app's
      * notifications off. All or nothing on the quota: if any recipient would go over, nothing of
-     * the request is delivered. Three statements whatever the batch size: lock, count, insert.
+     * the request is delivered. One statement whatever the batch size (notificationsRepo.deliver).
      */
     async notify(appId: string, batch: NotificationInput[]): Promise<DeliveredNotification[]> {
       const now = clock.now()
-      return inTransaction(db, async (trx) => {
-        const txRepo = notificationsRepo(trx)
-        const recipients = await txRepo.lockRecipients(appId, [...new Set(batch.map((n) => n.user_uid))])
-        const reachable = new Map(
-          recipients.filter((r) => r.notifications_enabled && r.scopes.includes(NOTIFICATIONS_SCOPE)).map((r) => [r.uid, r.user_id]),
-        )
-        const deliver = batch.filter((n) => reachable.has(n.user_uid))
-        const requested = new Map<string, number>()
-        for (const n of deliver) requested.set(n.user_uid, (requested.get(n.user_uid) ?? 0) + 1)
-
-        const counts = await txRepo.countSince(appId, [...reachable.values()], new Date(now.getTime() - QUOTA_WINDOW_MS))
-        const byUid = new Map([...reachable].map(([uid, userId]) => [uid, counts.get(userId) ?? 0]))
-        const over = overQuota(byUid, requested)
-        if (over.length > 0) throw new QuotaExceeded(over)
-
-        const rows = deliver.map((n) => ({
-          id: newId('ntf'),
-          app_id: appId,
-          user_id: reachable.get(n.user_uid) ?? '',
-          user_uid: n.user_uid,
-          title: n.title,
-          body: n.body,
-          subroute: n.subroute,
-          created_at: now,
-        }))
-        await txRepo.insertMany(rows)
-        return rows.map((row) => ({
+      const ids = newNotificationIds(now, batch.length)
+      const rows = batch.map((n, i) => ({ id: ids[i] ?? '', user_uid: n.user_uid, title: n.title, body: n.body, subroute: n.subroute }))
+      const recipients = await repo.deliver(appId, rows, {
+        scope: NOTIFICATIONS_SCOPE,
+        now,
+        since: new Date(now.getTime() - QUOTA_WINDOW_MS),
+        limit: QUOTA_PER_USER,
+      })
+      const over = new Set(recipients.filter((r) => r.over_quota).map((r) => r.recipient))
+      if (over.size > 0) throw new QuotaExceeded([...new Set(batch.map((n) => n.user_uid).filter((uid) => over.has(uid)))])
+      const reached = new Set(recipients.map((r) => r.recipient))
+      return rows
+        .filter((row) => reached.has(row.user_uid))
+        .map((row) => ({
           id: row.id,
           title: row.title,
           body: row.body,
@@ -126,7 +126,6 @@ export function notificationsServiceFactory(deps: { db: Kysely<DB>; clock: Clock
           seen_at: null,
           dismissed_at: null,
         }))
-      })
     },
 
     /** The user's notification centre for this app, newest first. */

@@ -60,6 +60,14 @@ describe('in-app notifications', () => {
     })
     return response.json() as { notifications: CentreItem[]; next_cursor: string | null; unseen_count: number }
   }
+  /** Every notification the app delivered to the user, through the sandbox (access tokens expire when a test moves the clock). */
+  async function delivered(app: SandboxApp, userId: string) {
+    const response = await platform.app.inject({
+      method: 'GET',
+      url: `/sandbox/users/${userId}/notifications?app_id=${app.app_id}&limit=100`,
+    })
+    return (response.json() as { notifications: CentreItem[] }).notifications
+  }
   const client = (token: string, method: 'GET' | 'POST' | 'PUT', url: string, payload?: Record<string, unknown>) =>
     platform.app.inject({ method, url, headers: { authorization: `Bearer ${token}` }, ...(payload === undefined ? {} : { payload }) })
 
@@ -209,6 +217,82 @@ describe('in-app notifications', () => {
     assert.equal((await notify(app, [note(alice.uid)])).status, 201)
   })
 
+  it('slides the window: each notification leaves it 24 hours after its delivery', async () => {
+    const app = await sb.createApp()
+    const gina = await member(app)
+    const status = async (count: number, on: FastifyInstance = platform.app) =>
+      (
+        await notify(
+          app,
+          Array.from({ length: count }, (_, i) => note(gina.uid, i)),
+          on,
+        )
+      ).status
+    assert.equal(await status(30), 201)
+    await sb.advanceClock(12 * 3600)
+    assert.equal(await status(18), 201)
+    assert.equal(await status(1), 403)
+    // A day after the first 30: those 30 are out, the 18 of 12 hours ago still in.
+    await sb.advanceClock(12 * 3600 + 1)
+    assert.equal(await status(31), 403)
+    assert.equal(await status(30), 201)
+    assert.equal(await status(1), 403)
+    // Half a day later the 18 are out too, and only they.
+    await sb.advanceClock(12 * 3600)
+    assert.equal(await status(19), 403)
+    assert.equal(await status(18), 201)
+    assert.equal(await status(1), 403)
+    assert.equal((await delivered(app, gina.user.user_id)).length, 96)
+  })
+
+  it('keeps the quota of notifications stored before it kept its state on them', async () => {
+    const app = await sb.createApp()
+    const hank = await member(app)
+    const at = platform.clock.now()
+    await platform.db
+      .insertInto('notifications')
+      .values(
+        Array.from({ length: 47 }, (_, i) => ({
+          id: `ntf_legacy_${hank.user.user_id}_${i}`,
+          app_id: app.app_id,
+          user_id: hank.user.user_id,
+          user_uid: hank.uid,
+          title: 'Before',
+          body: '',
+          subroute: '/',
+          created_at: new Date(at.getTime() - i * 1000),
+        })),
+      )
+      .execute()
+    assert.equal((await notify(app, [note(hank.uid), note(hank.uid, 1)])).status, 403)
+    assert.equal((await notify(app, [note(hank.uid)])).status, 201)
+    assert.equal((await notify(app, [note(hank.uid)])).status, 403)
+  })
+
+  it("stays exact when one process's clock lags another's", {
+    skip: TEST_DB !== 'postgres' && 'PGlite is one process',
+  }, async () => {
+    // The second platform reads the clock's offset once: after the first moves the clock an hour, it lags an hour behind.
+    const second = await startPlatform({ sharing: platform })
+    try {
+      const app = await sb.createApp()
+      const ivy = await member(app)
+      await sb.advanceClock(3600)
+      const batch = (count: number) => Array.from({ length: count }, (_, i) => note(ivy.uid, i))
+      assert.equal((await notify(app, batch(47))).status, 201)
+      // 47 in the lagging process's window too: one more fits there, and then neither process takes another.
+      assert.equal((await notify(app, batch(1), second.app)).status, 201)
+      assert.equal((await notify(app, batch(1))).status, 403)
+      assert.equal((await notify(app, batch(1), second.app)).status, 403)
+      // The lagging delivery is stamped at the newest one's time, never before it.
+      const times = (await delivered(app, ivy.user.user_id)).map((n) => n.created_at)
+      assert.equal(times.length, 48)
+      assert.equal(new Set(times).size, 1)
+    } finally {
+      await second.close()
+    }
+  })
+
   it('counts only delivered notifications toward the quota', async () => {
     const app = await sb.createApp()
     const dave = await member(app)
@@ -245,14 +329,14 @@ describe('in-app notifications', () => {
     )
   })
 
-  it('delivers a 256-notification batch in one round of bulk SQL (lock, count, insert), not 256', async () => {
-    // Each statement as kind and first table; background reads (the credential feed, the clock) run on timers too.
+  it('delivers a 256-notification batch in one statement, not 256', async () => {
+    // Each statement as its kind and what of the delivery it names; background reads (the credential feed, the clock) run on timers too.
     const statements: string[] = []
     const counting: KyselyPlugin = {
       transformQuery: (args) => {
-        const node = args.node as { kind: string; from?: { froms: unknown[] }; into?: unknown }
-        const table = JSON.stringify(node.from?.froms[0] ?? node.into ?? '').match(/"name":"(\w+)"/)?.[1]
-        statements.push(`${node.kind} ${table ?? '?'}`)
+        const text = JSON.stringify(args.node)
+        const tables = ['app_users', 'notifications', 'notify_deliver'].filter((name) => new RegExp(`\\b${name}\\b`).test(text))
+        statements.push(`${args.node.kind} ${tables.join(' ')}`)
         return args.node
       },
       transformResult: async (args) => args.result,
@@ -274,19 +358,21 @@ describe('in-app notifications', () => {
       )
       assert.equal(result.status, 201)
       assert.equal(result.body.delivered_notifications?.length, 256)
-      const delivery = statements.filter((st) => /\b(notifications|app_users)$/.test(st))
-      assert.deepEqual(delivery, ['SelectQueryNode app_users', 'SelectQueryNode notifications', 'InsertQueryNode notifications'])
+      const delivery = statements.filter((st) => /\b(notifications|app_users|notify_deliver)$/.test(st))
+      assert.deepEqual(delivery, ['RawNode notify_deliver'])
     } finally {
       await counted.close()
     }
   })
 
   it('answers an unexpected failure with 500 in its own {error} shape, without details', async () => {
-    // The database fails the delivery's INSERT, as a lost connection or a full disk would.
+    // The database fails the statement that delivers (notify_deliver inserts), as a lost connection or a full disk would.
     let failInserts = false
     const failing: KyselyPlugin = {
       transformQuery: (args) => {
-        if (failInserts && args.node.kind === 'InsertQueryNode') throw new Error('the database is gone')
+        const node = args.node as { kind: string; sqlFragments?: readonly string[] }
+        const inserts = node.kind === 'InsertQueryNode' || /\b(insert into|notify_deliver)\b/i.test(node.sqlFragments?.join('$') ?? '')
+        if (failInserts && inserts) throw new Error('the database is gone')
         return args.node
       },
       transformResult: async (args) => args.result,

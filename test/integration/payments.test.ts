@@ -486,10 +486,10 @@ describe('payments', () => {
         ...Array.from({ length: 10 }, () => owner.server.get(second.identifier)),
         owner.server.get('no-such-payment'),
       ])
-      answers.slice(0, 10).forEach((answer) => assert.deepEqual(answer, { status: 200, body: first }))
-      answers.slice(10, 20).forEach((answer) => assertError(answer, 404, 'payment_not_found'))
-      answers.slice(20, 30).forEach((answer) => assert.deepEqual(answer, { status: 200, body: second }))
-      answers.slice(30, 40).forEach((answer) => assertError(answer, 404, 'payment_not_found'))
+      for (const answer of answers.slice(0, 10)) assert.deepEqual(answer, { status: 200, body: first })
+      for (const answer of answers.slice(10, 20)) assertError(answer, 404, 'payment_not_found')
+      for (const answer of answers.slice(20, 30)) assert.deepEqual(answer, { status: 200, body: second })
+      for (const answer of answers.slice(30, 40)) assertError(answer, 404, 'payment_not_found')
       assertError(answers[40] as { status: number; body: unknown }, 404, 'payment_not_found')
       // Batching is not caching: a read made after a write sees it, even with reads of the same payment in flight.
       const inFlight = Array.from({ length: 5 }, () => owner.server.get(first.identifier))

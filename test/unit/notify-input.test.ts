@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { overQuota } from '../../src/notifications/notification-quota.js'
+import { tally } from '../../src/notifications/notification-quota.js'
 import { checkNotifyBody } from '../../src/notifications/notify-input.js'
 
 const item = { title: 'Hi', body: 'There', user_uid: 'u1', subroute: '/home' }
@@ -45,34 +45,12 @@ describe('notify input', () => {
     })
   }
 
-  it('finds the recipients a batch would take over 48', () => {
-    const delivered = new Map([
-      ['a', 48],
-      ['b', 47],
-      ['c', 0],
-    ])
-    assert.deepEqual(
-      overQuota(
-        delivered,
-        new Map([
-          ['a', 1],
-          ['b', 1],
-          ['c', 48],
-        ]),
-      ),
-      ['a'],
-    )
-    assert.deepEqual(
-      overQuota(
-        delivered,
-        new Map([
-          ['b', 2],
-          ['c', 49],
-          ['d', 1],
-        ]),
-      ),
-      ['b', 'c'],
-    )
-    assert.deepEqual(overQuota(new Map(), new Map([['x', 48]])), [])
+  it('tallies a batch per recipient, in order of first appearance, marking each first notification', () => {
+    assert.deepEqual(tally(['b', 'a', 'b', 'c', 'b', 'a']), {
+      recipients: ['b', 'a', 'c'],
+      counts: [3, 2, 1],
+      firsts: [true, true, false, true, false, false],
+    })
+    assert.deepEqual(tally([]), { recipients: [], counts: [], firsts: [] })
   })
 })
