@@ -1436,6 +1436,22 @@ export function machineInfo(): MachineInfo {
   }
 }
 
+/**
+ * The Node flags `npm start` runs the server with (package.json's start script, `node <flags>
+ * dist/server.js`), so the benchmark measures the server as it is deployed. Throws when the
+ * script has another shape: the benchmark must not quietly measure something else.
+ */
+export function startNodeFlags(root: string): string[] {
+  const parsed = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts?: { start?: unknown } }
+  const start = parsed.scripts?.start
+  const match = typeof start === 'string' ? /\bnode((?:\s+--\S+)*)\s+dist\/server\.js\b/.exec(start) : null
+  if (match === null) throw new Error(`package.json's start script does not run "node [flags] dist/server.js": ${String(start)}`)
+  return (match[1] ?? '')
+    .trim()
+    .split(/\s+/)
+    .filter((flag) => flag !== '')
+}
+
 export function packageVersion(root: string, name: string): string {
   try {
     const parsed = JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version?: unknown }

@@ -4,7 +4,7 @@
  * Starts each server as a child process, one after the other (the Fastify hello-world baseline,
  * Plinth on PGlite in memory, Plinth on PostgreSQL when one is available), seeds Plinth through
  * its sandbox API, loads every request scenario with autocannon and runs every flow scenario (the
- * payment lifecycles) with concurrent fetch workers, all from this process. On PostgreSQL it then
+ * payment lifecycles) with concurrent workers (undici), all from this process. On PostgreSQL it then
  * starts more Plinth processes on the same database and runs the scaling scenarios over 2 and 4
  * of them (load round robin), then the scenarios that move the platform clock (notify). Runs
  * pgbench against the same PostgreSQL server for scale, measures startup, and judges issue 6's
@@ -64,6 +64,7 @@ import {
   type ServerSpec,
   seed,
   seedFlowTeams,
+  startNodeFlags,
   startServer,
 } from './lib.js'
 import { type CpuProfileWindow, cpuProfileReport, findCpuProfile } from './profile.js'
@@ -192,7 +193,8 @@ function plinthSpec(name: string, env: Record<string, string>, nodeArgs: readonl
   return {
     name,
     command: process.execPath,
-    args: [...nodeArgs, join(ROOT, 'dist', 'server.js')],
+    // The flags of `npm start` (the heap bound), then the benchmark's own (--cpu-prof).
+    args: [...startNodeFlags(ROOT), ...nodeArgs, join(ROOT, 'dist', 'server.js')],
     cwd: ROOT,
     // The load is thousands of requests a second on one key and one token: limits far above it, so
     // the check's cost is measured but nothing is refused.
@@ -962,7 +964,7 @@ function cpuTable(loads: LoadRow[], cores: number): string {
     ['left', 'left', 'right', 'right', 'right', 'right', 'right', 'right'],
   ).concat(
     `\n\nIn % of one core, over the measured run; the machine has ${cores} cores, so ${cores * 100}% is all of it. ` +
-      'The load generator of the lifecycle rows includes building and signing the A2U transactions (@stellar/stellar-base, ed25519); ' +
+      'The load generator of the lifecycle rows includes building and signing the A2U transactions (@stellar/stellar-base, node:crypto ed25519); ' +
       'the notify row’s includes building the 256-notification bodies and reading every answer.',
   )
 }
@@ -1029,7 +1031,7 @@ function scalingNote(loads: LoadRow[], cores: number): string {
     `${row.scenario} (${whereLabel(row)}): whole machine ${percent(row.machineCpuPercent)}, Plinth ${percent(row.serverCpuPercent)}, ` +
     `PostgreSQL ${percent(postgresCpu(row))}, load generator ${percent(row.generatorCpuPercent)}, others ${percent(othersDuring(row))}`
   return [
-    `The same scenarios with the load spread round robin over several Plinth processes (\`node dist/server.js\` each, on its own port, ` +
+    `The same scenarios with the load spread round robin over several Plinth processes (\`${['node', ...startNodeFlags(ROOT), 'dist/server.js'].join(' ')}\` each, on its own port, ` +
       'with the same `DATABASE_URL`, `PLINTH_DB_SCHEMA` and `PLINTH_SECRET_KEY`, each with its own connection pool and credential cache) on the data ' +
       'seeded for the one-process runs: one autocannon over one URL per process (its connections dealt round robin, the same total of connections), ' +
       'and for the A2U lifecycle, each worker sending its requests to the processes in turn. “vs 1 process” divides by the one-process row above; ' +
@@ -1266,8 +1268,8 @@ function notes(report: Report): string {
     '',
     `- Every server is a separate child process started by \`bench/run.ts\`, one at a time, on 127.0.0.1 and a random free port: ` +
       '`node --import tsx bench/hello.ts` for the baseline (Fastify, logger off, a response schema), and the built server ' +
-      '`node dist/server.js` for Plinth (`LOG_LEVEL=warn`, `PLINTH_MODE=sandbox`; `dist/` is rebuilt first when older than `src/`). ' +
-      'The load generator (autocannon’s programmatic API for the request scenarios, fetch workers for the lifecycles) runs in the orchestrator, ' +
+      `\`${['node', ...startNodeFlags(ROOT), 'dist/server.js'].join(' ')}\` for Plinth, as \`npm start\` runs it (\`LOG_LEVEL=warn\`, \`PLINTH_MODE=sandbox\`; \`dist/\` is rebuilt first when older than \`src/\`). ` +
+      'The load generator (autocannon’s programmatic API for the request scenarios, workers on undici’s `request()` for the lifecycles) runs in the orchestrator, ' +
       `so it is never in the server’s process; on this ${report.machine.cores}-core machine the two do share the CPU.`,
     `- Load: ${s.connections} connections, no pipelining, a ${s.warmupSeconds} s warm-up run that is not counted, then ` +
       `${s.durationSeconds} s measured. req/s is the mean of autocannon’s per-second samples; latencies are autocannon’s, in whole milliseconds (it truncates, so <1 is under a millisecond). ` +
@@ -1301,7 +1303,7 @@ function notes(report: Report): string {
       '(one connection, so every transaction waits for the one before) trial runs of 32 concurrent batches had a tail past autocannon’s 10 s ' +
       'timeout (p99 7.5 s, a few timeouts), which would void the row.',
     `- Payment lifecycles are flows of several requests, so they are not run by autocannon: ${s.flowWorkers} workers in the orchestrator each loop one ` +
-      'lifecycle after another over keep-alive connections (Node’s fetch, i.e. undici), for the same warm-up (not counted) and measured time as the request ' +
+      'lifecycle after another over keep-alive connections (undici’s `request()`), for the same warm-up (not counted) and measured time as the request ' +
       'scenarios; a lifecycle counts when its last answer arrives inside the measured window, and lifecycles/s is that count ÷ the window. ' +
       'Latency is per whole lifecycle (first request sent to last answer read). Any answer but the expected status (or a body that says otherwise) fails ' +
       'the lifecycle and counts as an error; the run warns loudly. After the window each worker finishes the lifecycle it is in (not counted), so nothing is left half paid.',
@@ -1310,7 +1312,7 @@ function notes(report: Report): string {
       'in each direction, and an app account’s transactions must carry consecutive sequence numbers. Each lifecycle pays 0.01 test Pi to or from the ' +
       'worker’s next user in turn.',
     '- **A2U lifecycle**: `POST /v2/payments` (`Authorization: Key`, `{payment: {amount: 0.01, memo, metadata: {}, uid}}`, 200) → the worker builds and ' +
-      'signs with @stellar/stellar-base a native payment of the amount from the app wallet to the payment’s `to_address`, text memo = the payment ' +
+      'signs (built with @stellar/stellar-base, signed with node:crypto’s ed25519, as stellar-base does when sodium-native is installed) a native payment of the amount from the app wallet to the payment’s `to_address`, text memo = the payment ' +
       'identifier, network passphrase = the payment’s `network`, fee 100, timeout 180 s → `POST /ledger/transactions` with the form field ' +
       '`tx=<base64 envelope>` (200, `{hash, …}`) → `POST /v2/payments/{id}/complete {txid: hash}` (200, `developer_completed: true`). The app ' +
       'account’s sequence is read once from `GET /ledger/accounts/{address}` and then counted locally (+1 per transaction), as a busy app backend ' +
