@@ -123,8 +123,8 @@ function readSettings(): Settings & { postgres: boolean; pglite: boolean } {
   if (values.help) {
     process.stdout.write(
       'npm run bench [-- --quick] [--write] [--no-postgres] [--only <text>] [--cpu-prof]\n' +
-        '  --quick        less data, 8 flow workers, 0.5 s warm-up, 2 s runs, the newer scenarios on PostgreSQL only, scaling to 2 processes only,\n' +
-        '                 no startup on disk (under a minute);\n' +
+        '  --quick        less data, 8 flow workers, 0.5 s warm-up, 2 s runs, every scenario but GET /v2/me on PostgreSQL only,\n' +
+        '                 scaling to 2 processes and of the request scenarios only, no startup on disk (under a minute);\n' +
         '                 prints only (unless --write)\n' +
         '  --write        write BENCHMARKS.md (always done by a full run)\n' +
         '  --no-postgres  skip Plinth on PostgreSQL (and pgbench) even when one is reachable\n' +
@@ -489,7 +489,11 @@ async function measureTargets(settings: Settings, list: Target[]): Promise<Measu
 
       const replicate = launched.replicate
       if (replicate !== undefined) {
-        const scaling = scenarios.filter((scenario) => scenario.scaling === true && runsOn(settings, scenario, target.backend))
+        // A --quick run scales the request scenarios only (the lifecycles' scaling is a full run's).
+        const scaling = scenarios.filter(
+          (scenario) =>
+            scenario.scaling === true && runsOn(settings, scenario, target.backend) && !(settings.quick && scenario.kind === 'flow'),
+        )
         // The scaling runs; without any (--only), still one more process, for the warm start.
         if (scaling.length > 0 || settings.only === undefined) {
           const scaled = await measureScaling(settings, scaling, target, server, replicate, measure)
@@ -1357,8 +1361,8 @@ function notes(report: Report): string {
   ]
   if (s.quick)
     lines.push(
-      '- This was a `--quick` run: fewer users, payments and workers, short runs, the new server-key, Horizon and notify scenarios on PostgreSQL only, ' +
-        `the scaling runs with ${s.scalingProcesses.join(' and ')} processes only, and no startup on disk: a smoke test rather than numbers to compare.`,
+      '- This was a `--quick` run: fewer users, payments and workers, short runs, every scenario but `GET /v2/me` on PostgreSQL only, ' +
+        `the scaling runs with ${s.scalingProcesses.join(' and ')} processes and of the request scenarios only, and no startup on disk: a smoke test rather than numbers to compare.`,
     )
   return lines.join('\n')
 }

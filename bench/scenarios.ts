@@ -462,6 +462,7 @@ export const scenarios: Scenario[] = [
   defineFlow<A2UWorker>({
     name: 'A2U lifecycle',
     backends: ['pglite', 'postgres'],
+    quickBackends: ['postgres'],
     scaling: true,
     setup: async (context) =>
       workersOf(await context.flowTeams()).map((worker) => ({
