@@ -8,6 +8,7 @@ import {
   newWorkFigures,
   Problems,
   type Random,
+  runSqlChecks,
   SQL_CHECKS,
   seededRandom,
   verifyJournal,
@@ -243,12 +244,8 @@ export async function runCrashSuite(options: CrashSuiteOptions): Promise<CrashFi
 
       const sql = await backend.sql()
       try {
-        for (const check of SQL_CHECKS) {
-          invariantChecks += 1
-          const rows = await sql.query<Record<string, unknown>>(check.sql)
-          if (rows.length === 0) invariantChecksPassed += 1
-          else problems.add(`SQL invariant "${check.name}" broken by ${rows.length} rows: ${JSON.stringify(rows.slice(0, 5))}`)
-        }
+        invariantChecks += SQL_CHECKS.length
+        invariantChecksPassed += await runSqlChecks(sql, problems)
         const [counts] = await sql.query<{ total: number; completed: number; cancelled: number; open: number }>(
           `select count(*)::int as total, count(*) filter (where developer_completed)::int as completed,
              count(*) filter (where cancelled or user_cancelled)::int as cancelled,

@@ -1,4 +1,5 @@
 import { Account, Asset, Keypair, Memo, Operation, TransactionBuilder } from '@stellar/stellar-base'
+import type { SqlAccess } from './server-process.js'
 
 /**
  * Sustained load on a running Plinth, and what it takes to check it afterwards: workers run
@@ -1026,3 +1027,14 @@ export const SQL_CHECKS: SqlCheck[] = [
     sql: `select t.hash from ledger_transactions t where t.operation_count <> (select count(*) from ledger_operations o where o.transaction_hash = t.hash)`,
   },
 ]
+
+/** Runs every SQL check against the stopped platform's database; answers how many passed, each broken one added to `problems`. */
+export async function runSqlChecks(sql: Pick<SqlAccess, 'query'>, problems: Problems): Promise<number> {
+  let passed = 0
+  for (const check of SQL_CHECKS) {
+    const rows = await sql.query<Record<string, unknown>>(check.sql)
+    if (rows.length === 0) passed += 1
+    else problems.add(`SQL invariant "${check.name}" broken by ${rows.length} rows: ${JSON.stringify(rows.slice(0, 5))}`)
+  }
+  return passed
+}

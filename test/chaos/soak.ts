@@ -22,6 +22,7 @@ import {
   newStats,
   newWorkFigures,
   Problems,
+  runSqlChecks,
   SQL_CHECKS,
   seededRandom,
   verifyJournal,
@@ -181,12 +182,8 @@ async function soak(backendName: Backend): Promise<SoakFigures> {
     if (exit.code !== 0) problems.add(`the graceful shutdown exited ${JSON.stringify(exit)}`)
     const sql = await backend.sql()
     try {
-      for (const check of SQL_CHECKS) {
-        invariantChecks += 1
-        const rows = await sql.query<Record<string, unknown>>(check.sql)
-        if (rows.length === 0) invariantChecksPassed += 1
-        else problems.add(`SQL invariant "${check.name}" broken by ${rows.length} rows: ${JSON.stringify(rows.slice(0, 5))}`)
-      }
+      invariantChecks += SQL_CHECKS.length
+      invariantChecksPassed += await runSqlChecks(sql, problems)
       const [open] = await sql.query<{ n: number }>(
         'select count(*)::int as n from payments where not developer_completed and not cancelled and not user_cancelled',
       )
