@@ -154,14 +154,6 @@ export function ledgerRepo(db: Kysely<DB>) {
       return new Set(rows.map((row) => row.address))
     },
 
-    /** The next ledger number. Drawn inside the applying transaction; a rollback leaves a gap. */
-    async nextLedger(): Promise<string> {
-      const { rows } = await sql<{ ledger: string }>`select nextval('ledger_numbers')::text as ledger`.execute(db)
-      const ledger = rows[0]?.ledger
-      if (ledger === undefined) throw new Error('nextval answered no row')
-      return ledger
-    },
-
     /** A transaction and its operations (at least one), in one statement. */
     async insertTransactionWithOperations(row: TransactionRow, operations: ReadonlyArray<Omit<OperationRow, 'ledger'>>): Promise<void> {
       await db

@@ -256,9 +256,11 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
         const effects = applyToAccounts(tx, accounts)
         if (isRefusal(effects)) throw refused(effects, tx.envelopeXdr)
 
-        const ledger = locked.ledger ?? (await txRepo.nextLedger())
         const source = accounts.get(tx.source)
-        if (source === undefined) throw new Error('applyToAccounts accepted a transaction whose source account is not locked')
+        // applyToAccounts refuses a transaction without a source account, so the lock found it and drew the ledger number.
+        const ledger = locked.ledger
+        if (source === undefined || ledger === undefined)
+          throw new Error('applyToAccounts accepted a transaction whose source account is not locked')
         // Every moved balance, and the source's (its sequence moves even if its balance would not).
         const deltas = new Map<string, bigint>([[tx.source, 0n]])
         for (const [address, balance] of effects.balances) deltas.set(address, balance - (accounts.get(address)?.balance ?? 0n))
