@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { type Backend, freePort, PlinthProcess, setUpBackend, sleep } from '../helpers/server-process.js'
 import {
   Client,
   Gate,
@@ -15,7 +16,6 @@ import {
   Worker,
   type WorkFigures,
 } from './load.js'
-import { type Backend, freePort, PlinthProcess, setUpBackend, sleep } from './server-process.js'
 
 /**
  * The crash suite: Plinth under sustained load (payments, ledger transactions, notifications) is

@@ -8,7 +8,7 @@ import { sql } from 'kysely'
 import { DataDirInUseError, ensurePGliteDatabase } from '../../src/db/data-dir.js'
 import { openDatabase } from '../../src/db/database.js'
 import { resolveSecretKey } from '../../src/lib/secret-key.js'
-import { REPO_ROOT, sleep } from './server-process.js'
+import { REPO_ROOT, sleep } from '../helpers/server-process.js'
 
 // The embedded database's directory under crashes; PostgreSQL runs have nothing to check here.
 const skip = process.env.PLINTH_TEST_DB === 'postgres' ? 'PGlite only' : false

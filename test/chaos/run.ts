@@ -10,8 +10,8 @@
  * PostgreSQL is DATABASE_URL, else postgres://postgres@127.0.0.1:5432/test; each run uses a schema of its own, dropped afterwards.
  */
 import { parseArgs } from 'node:util'
+import type { Backend } from '../helpers/server-process.js'
 import { type CrashFigures, runCrashSuite } from './crash.js'
-import type { Backend } from './server-process.js'
 
 const { values } = parseArgs({
   options: {

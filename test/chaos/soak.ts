@@ -14,6 +14,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { parseArgs } from 'node:util'
+import { type Backend, freePort, PlinthProcess, setUpBackend, sleep } from '../helpers/server-process.js'
 import {
   Client,
   checkLedger,
@@ -28,7 +29,6 @@ import {
   verifyJournal,
   Worker,
 } from './load.js'
-import { type Backend, freePort, PlinthProcess, setUpBackend, sleep } from './server-process.js'
 
 const { values } = parseArgs({
   options: {

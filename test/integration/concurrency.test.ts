@@ -8,17 +8,16 @@
  * payment invariants are checked through the sandbox API and in SQL.
  */
 import assert from 'node:assert/strict'
-import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { createServer } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { TransactionBuilder } from '@stellar/stellar-base'
-import type { FastifyInstance, InjectOptions } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import pg from 'pg'
 import { openDatabase } from '../../src/db/database.js'
 import { buildPayment, ledgerAccount, submitEnvelope } from '../helpers/ledger.js'
 import { type SandboxApp, type SandboxUser, sandbox, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
+import { type PlinthProcess, startCluster } from '../helpers/server-process.js'
 
 const PROCESSES = 3
 /** Racing requests of each kind in a case. */
@@ -49,90 +48,6 @@ interface Answer {
   what: string
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))))
-    })
-  })
-}
-
-/** A Plinth process reached over HTTP, shaped like app.inject so the test helpers (sandbox, ledger) drive it unchanged. */
-function httpNode(base: string): FastifyInstance {
-  const inject = async (options: InjectOptions) => {
-    const headers: Record<string, string> = {}
-    for (const [name, value] of Object.entries(options.headers ?? {})) {
-      if (value !== undefined) headers[name.toLowerCase()] = String(value)
-    }
-    let body: string | undefined
-    if (options.payload !== undefined) {
-      if (typeof options.payload === 'string') body = options.payload
-      else {
-        body = JSON.stringify(options.payload)
-        headers['content-type'] ??= 'application/json'
-      }
-    }
-    const response = await fetch(`${base}${String(options.url)}`, {
-      method: options.method ?? 'GET',
-      headers,
-      ...(body === undefined ? {} : { body }),
-    })
-    const text = await response.text()
-    return {
-      statusCode: response.status,
-      body: text,
-      headers: Object.fromEntries(response.headers),
-      json: () => JSON.parse(text) as unknown,
-    }
-  }
-  return { inject } as unknown as FastifyInstance
-}
-
-interface Child {
-  child: ChildProcess
-  output: () => string
-  exited: Promise<number | null>
-  hasExited: () => boolean
-}
-
-function startServer(env: Record<string, string>): Child {
-  const { DATABASE_URL: _url, PLINTH_DB_SCHEMA: _schema, PLINTH_SECRET_KEY: _key, ...inherited } = process.env
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: { ...inherited, LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let output = ''
-  const append = (chunk: Buffer) => {
-    output += chunk.toString()
-  }
-  child.stdout?.on('data', append)
-  child.stderr?.on('data', append)
-  let done = false
-  const exited = new Promise<number | null>((resolve) =>
-    child.on('exit', (code) => {
-      done = true
-      resolve(code)
-    }),
-  )
-  return { child, output: () => output, exited, hasExited: () => done }
-}
-
-async function waitReady(server: Child, base: string, timeoutMs = 45_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    if (server.hasExited()) throw new Error(`the server exited before it was ready:\n${server.output()}`)
-    if (Date.now() > deadline) throw new Error(`the server was not ready in time:\n${server.output()}`)
-    try {
-      if ((await fetch(`${base}/readyz`)).status === 200) return
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
-
 /** Pi with up to 7 decimals as stroops, exactly. */
 function stroops(amount: string): bigint {
   const negative = amount.startsWith('-')
@@ -147,7 +62,7 @@ describe(`concurrency (${TEST_DB === 'postgres' ? `${PROCESSES} server processes
   let nodes: FastifyInstance[] = []
   let query: <T>(text: string) => Promise<T[]>
   let cleanup: () => Promise<void> = async () => {}
-  let children: Child[] = []
+  let children: PlinthProcess[] = []
   let turn = 0
   let requests = 0
   const serverErrors: string[] = []
@@ -157,39 +72,20 @@ describe(`concurrency (${TEST_DB === 'postgres' ? `${PROCESSES} server processes
 
   before(async () => {
     if (TEST_DB === 'postgres') {
-      const databaseUrl = process.env.DATABASE_URL ?? ''
-      const schema = `plinth_test_cc_${process.pid}_${randomBytes(4).toString('hex')}`
-      const env = {
-        DATABASE_URL: databaseUrl,
-        PLINTH_DB_SCHEMA: schema,
-        PLINTH_SECRET_KEY: randomBytes(32).toString('hex'),
-        PLINTH_PUBLIC_URL: PUBLIC_URL,
-        PLINTH_APPROVAL_WINDOW_SECONDS: '600',
-      }
-      const ports = await Promise.all(Array.from({ length: PROCESSES }, freePort))
-      // All at once on the fresh schema: creating it, migrating and seeding race too.
-      children = ports.map((port) => startServer({ ...env, PORT: String(port) }))
-      const client = new pg.Client({ connectionString: databaseUrl, options: `-c search_path="${schema}"` })
+      // All at once on a fresh schema: creating it, migrating and seeding race too.
+      const cluster = await startCluster({
+        processes: PROCESSES,
+        env: { PLINTH_PUBLIC_URL: PUBLIC_URL, PLINTH_APPROVAL_WINDOW_SECONDS: '600' },
+        timeoutMs: 45_000,
+      })
+      children = cluster.servers
+      nodes = cluster.nodes
+      const access = await cluster.setup.sql()
       cleanup = async () => {
-        await Promise.all(
-          children.map(async (server) => {
-            if (!server.hasExited()) server.child.kill('SIGTERM')
-            await server.exited
-          }),
-        )
-        await client.end().catch(() => {})
-        const admin = new pg.Client({ connectionString: databaseUrl })
-        await admin.connect()
-        try {
-          await admin.query(`drop schema if exists "${schema}" cascade`)
-        } finally {
-          await admin.end()
-        }
+        await access.close().catch(() => {})
+        await cluster.close()
       }
-      await Promise.all(children.map((server, i) => waitReady(server, `http://127.0.0.1:${ports[i]}`)))
-      nodes = ports.map((port) => httpNode(`http://127.0.0.1:${port}`))
-      await client.connect()
-      query = async <T>(text: string) => (await client.query(text)).rows as T[]
+      query = (text) => access.query(text)
     } else {
       const platform: TestPlatform = await startPlatform()
       nodes = [platform.app]

@@ -1,64 +1,24 @@
 import assert from 'node:assert/strict'
-import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import pg from 'pg'
 import { TEST_DB } from '../helpers/platform.js'
+import { freePort, PlinthProcess, sleep } from '../helpers/server-process.js'
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))))
-    })
-  })
-}
-
-interface Running {
-  child: ChildProcess
-  output: () => string
-  exited: Promise<number | null>
-  hasExited: () => boolean
-}
-
-function startServer(env: Record<string, string>): Running {
-  // The backend is exactly what `env` says: a DATABASE_URL in this process's environment must not leak in.
-  const { DATABASE_URL: _ignored, PLINTH_DB_SCHEMA: _schema, PLINTH_SECRET_KEY: _key, ...inherited } = process.env
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: { ...inherited, LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let output = ''
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString()
-  })
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString()
-  })
-  let done = false
-  const exited = new Promise<number | null>((resolve) =>
-    child.on('exit', (code) => {
-      done = true
-      resolve(code)
-    }),
-  )
-  return { child, output: () => output, exited, hasExited: () => done }
-}
-
-async function waitForOutput(server: Running, text: string, timeoutMs = 120_000): Promise<void> {
+async function waitForOutput(server: PlinthProcess, text: string, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!server.output().includes(text)) {
     if (server.hasExited() || Date.now() > deadline) {
       throw new Error(`no "${text}" from the server (${server.hasExited() ? 'it exited' : 'timed out'}); it printed:\n${server.output()}`)
     }
-    await new Promise((resolve) => setTimeout(resolve, 50))
+    await sleep(50)
   }
 }
+
+const startServer = (port: number, env: Record<string, string>) => PlinthProcess.spawn(port, { LOG_LEVEL: 'info', ...env })
 
 describe('the server process', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'plinth-test-'))
@@ -81,7 +41,7 @@ describe('the server process', () => {
   it('starts with a banner and a demo app, serves, and shuts down cleanly on SIGTERM; a second start creates nothing new', async () => {
     const port = await freePort()
     const base = `http://127.0.0.1:${port}`
-    const first = startServer({ ...backendEnv, PORT: String(port) })
+    const first = startServer(port, backendEnv)
     await waitForOutput(first, 'API base URL')
     const banner = first.output()
     assert.match(banner, new RegExp(`API base URL\\s+${base}/v2`))
@@ -102,22 +62,22 @@ describe('the server process', () => {
     assert.equal(me.status, 401)
 
     first.child.kill('SIGTERM')
-    assert.equal(await first.exited, 0)
+    assert.equal((await first.exited).code, 0)
     assert.match(first.output(), /shutting down/)
     assert.equal(first.output().includes(key), true, 'the key is printed in the banner')
     assert.equal(first.output().split(key).length - 1, 1, 'and nowhere else')
 
-    const second = startServer({ ...backendEnv, PORT: String(port) })
+    const second = startServer(port, backendEnv)
     await waitForOutput(second, 'API base URL')
     assert.match(second.output(), new RegExp(`Demo app\\s+Plinth Demo, app_id ${appId}`))
     assert.match(second.output(), /shown at first start/)
     second.child.kill('SIGINT')
-    assert.equal(await second.exited, 0)
+    assert.equal((await second.exited).code, 0)
   })
 
   it('refuses to start on a bad setting, naming it', async () => {
-    const bad = startServer({ PORT: 'eighty', PLINTH_DATA_DIR: 'memory' })
-    assert.equal(await bad.exited, 78)
+    const bad = startServer(0, { PORT: 'eighty', PLINTH_DATA_DIR: 'memory' })
+    assert.equal((await bad.exited).code, 78)
     assert.match(bad.output(), /configuration error: PORT must be a whole number/)
   })
 })

@@ -5,6 +5,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import type { FastifyInstance, InjectOptions } from 'fastify'
 import pg from 'pg'
 
 /** The repository root: the server is started from there, as `node --import tsx src/server.ts`. */
@@ -232,4 +233,86 @@ export class PlinthProcess {
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolveSleep) => setTimeout(resolveSleep, ms))
+}
+
+/**
+ * A Plinth process reached over HTTP, shaped like `app.inject`, so the helpers written for an
+ * in-process platform (`sandbox()`, `buildPayment`, `submitEnvelope`) drive it unchanged.
+ */
+export function httpNode(base: string): FastifyInstance {
+  const inject = async (options: InjectOptions) => {
+    const headers: Record<string, string> = {}
+    for (const [name, value] of Object.entries(options.headers ?? {})) {
+      if (value !== undefined) headers[name.toLowerCase()] = String(value)
+    }
+    let body: string | undefined
+    if (options.payload !== undefined) {
+      if (typeof options.payload === 'string') body = options.payload
+      else {
+        body = JSON.stringify(options.payload)
+        headers['content-type'] ??= 'application/json'
+      }
+    }
+    const response = await fetch(`${base}${String(options.url)}`, {
+      method: options.method ?? 'GET',
+      headers,
+      ...(body === undefined ? {} : { body }),
+    })
+    const text = await response.text()
+    return {
+      statusCode: response.status,
+      body: text,
+      headers: Object.fromEntries(response.headers),
+      json: () => JSON.parse(text) as unknown,
+    }
+  }
+  return { inject } as unknown as FastifyInstance
+}
+
+/** Several Plinth processes on one fresh PostgreSQL schema (or, for one process, any backend). */
+export interface Cluster {
+  servers: PlinthProcess[]
+  /** One `app.inject`-shaped node per process (see httpNode). */
+  nodes: FastifyInstance[]
+  setup: BackendSetup
+  /** Everything every process printed, for asserting on logs. */
+  output(): string
+  /** SIGTERM to every process, then drops the schema or removes the data directory. */
+  close(): Promise<Exit[]>
+}
+
+/**
+ * Starts `processes` servers at once on one backend (all of them racing to create, migrate and
+ * seed a fresh schema) and waits until each answers /readyz. More than one process needs PostgreSQL.
+ */
+export async function startCluster(options: {
+  processes: number
+  backend?: Backend
+  env?: Record<string, string>
+  timeoutMs?: number
+}): Promise<Cluster> {
+  const backend = options.backend ?? 'postgres'
+  if (backend === 'pglite' && options.processes > 1) throw new Error('PGlite is one process: a cluster needs PostgreSQL')
+  const setup = setUpBackend(backend)
+  const ports = await Promise.all(Array.from({ length: options.processes }, freePort))
+  const servers = ports.map((port) => PlinthProcess.spawn(port, { ...setup.env, ...options.env }))
+  const close = async (): Promise<Exit[]> => {
+    const exits = await Promise.all(servers.map((server) => server.stop()))
+    await setup.cleanup()
+    return exits
+  }
+  try {
+    await Promise.all(servers.map((server) => server.waitReady(options.timeoutMs)))
+  } catch (error) {
+    await Promise.all(servers.map((server) => server.kill()))
+    await setup.cleanup()
+    throw error
+  }
+  return {
+    servers,
+    nodes: servers.map((server) => httpNode(server.base)),
+    setup,
+    output: () => servers.map((server) => server.output()).join('\n'),
+    close,
+  }
 }
