@@ -188,7 +188,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // so a payment's link commits with the transaction that pays it.
   const ledger = ledgerServiceFactory({ db, clock, onTransactionApplied: (trx, tx) => payments.linkTransaction(trx, tx) })
   const wallets = ledgerWallets(ledger)
-  // Verified credentials are cached per process; revocations reach every process within a second.
+  // Verified credentials are cached per process; a revocation is dropped at once here (forget, after
+  // its transaction committed) and within a second on every process (the feed).
   const credentials = createCredentialCache({
     db,
     clock,
@@ -196,14 +197,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   app.addHook('onReady', () => credentials.start())
   app.addHook('onClose', async () => credentials.stop())
-  const apps = appsServiceFactory({ db, clock, wallets, afterRevocation: credentials.sync })
+  const apps = appsServiceFactory({ db, clock, wallets, afterRevocation: credentials.forget })
   const identity = identityServiceFactory({
     db,
     clock,
     secretKey,
     defaultTokenTtlSeconds: config.tokenTtlSeconds,
     wallets,
-    afterRevocation: credentials.sync,
+    afterRevocation: credentials.forget,
   })
 
   const payments = paymentsServiceFactory({

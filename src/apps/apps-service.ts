@@ -4,7 +4,7 @@ import type { DB } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import type { KeyPrincipal } from '../http/auth.js'
 import { ApiError } from '../http/errors.js'
-import { credentialEventsRepo } from '../identity/credential-events.js'
+import { credentialEventsRepo, type RevokedCredential } from '../identity/credential-events.js'
 import { newWallet, type Wallet } from '../ledger/keys.js'
 import type { Wallets } from '../ledger/wallets.js'
 import { constantTimeEqual, newId, newSecret, sha256Hex } from '../lib/crypto.js'
@@ -29,8 +29,8 @@ export function appsServiceFactory(deps: {
   clock: Clock
   /** Opens the new app's wallet on the ledger, funded. */
   wallets: Wallets
-  /** Called once a revocation committed, so this process's credential cache forgets it at once. */
-  afterRevocation?: () => Promise<void>
+  /** Called once a revocation committed, before the answer, so this process's credential cache forgets it at once. */
+  afterRevocation?: (revoked: RevokedCredential) => void
 }) {
   const { db, clock, wallets } = deps
   const appsRepo = makeAppsRepo(db)
@@ -88,11 +88,11 @@ export function appsServiceFactory(deps: {
       const key = await inTransaction(db, async (trx) => {
         const revoked = await makeAppsRepo(trx).revokeKey(appId, keyId, now)
         // Every process's credential cache drops the key within a second (credential-cache.ts).
-        if (revoked?.revoked_at != null) await credentialEventsRepo(trx).record('key', revoked.key_hash, now)
+        if (revoked?.revoked_at != null) await credentialEventsRepo(trx).record({ kind: 'key', subject: revoked.key_hash })
         return revoked
       })
       if (key?.revoked_at == null) throw new ApiError('key_not_found', `App ${appId} has no key ${keyId}.`)
-      await deps.afterRevocation?.()
+      deps.afterRevocation?.({ kind: 'key', subject: key.key_hash })
       return { keyId: key.id, revokedAt: key.revoked_at }
     },
 

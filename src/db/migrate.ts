@@ -6,6 +6,7 @@ import * as adsNotifications from './migrations/0004-ads-notifications.js'
 import * as appUrls from './migrations/0005-app-urls.js'
 import * as credentialEvents from './migrations/0006-credential-events.js'
 import * as notificationQuotaState from './migrations/0007-notification-quota-state.js'
+import * as credentialEventsXid from './migrations/0008-credential-events-xid.js'
 
 /** Ordered migrations. A new migration is a new file here, never an edit of an applied one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -16,6 +17,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0005-app-urls': appUrls,
   '0006-credential-events': credentialEvents,
   '0007-notification-quota-state': notificationQuotaState,
+  '0008-credential-events-xid': credentialEventsXid,
 }
 
 /**

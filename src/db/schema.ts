@@ -192,7 +192,10 @@ export interface CredentialEventsTable {
   kind: 'token' | 'key' | 'member'
   /** The token's or key's hash, or `<app_id>:<user_id>` for a membership. */
   subject: string
-  created_at: Date
+  /** The writing transaction's id (`xid8`, as text): the feed is read by commit (credential-cache.ts). */
+  xid: ColumnType<string, never, never>
+  /** The database's time when the revoking transaction began; events are pruned by it. */
+  created_at: ColumnType<Date, never, never>
 }
 
 export interface DB {

@@ -3,25 +3,44 @@ import type { Clock } from '../clock/clock.js'
 import type { DB } from '../db/schema.js'
 import type { Authenticator, KeyPrincipal, TokenCheck, TokenPrincipal } from '../http/auth.js'
 import { sha256Hex } from '../lib/crypto.js'
-import { type CredentialEvent, credentialEventsRepo, memberSubject } from './credential-events.js'
+import { credentialEventsRepo, KEEP_EVENTS_MS, memberSubject, type RevokedCredential } from './credential-events.js'
 
 /**
  * Verified server API keys and access tokens, cached per process so that a request does not
  * need a database round trip to authenticate, without weakening revocation:
  *
  * - Every revocation (a token, a key, a user's consent to an app) writes an event in the
- *   transaction that revokes. Each process reads the feed every `pollMs`; the process that
- *   revoked also drops the entry at once.
- * - The cache is used only while its last successful poll is younger than `maxStalenessMs`
- *   (1 s): if the database stops answering the feed, every request goes to the database again.
- *   So a revocation committed at time T is honoured everywhere from T + 1 s at the latest.
+ *   transaction that revokes. The process that revoked drops the entry itself once that
+ *   transaction has committed, before it answers; every process reads the feed every `pollMs`.
+ * - The feed is read by commit, not by id. Event ids are drawn when a transaction inserts, so
+ *   concurrent revocations commit out of id order, and a reader that kept "the last id seen"
+ *   would skip an event that committed after a higher id was read. Each event instead carries
+ *   its transaction's id (`xid`), and each read is one statement that returns, in one snapshot,
+ *   the events with `xid >= horizon` and that snapshot's `pg_snapshot_xmin`: every transaction
+ *   with a lower id had finished when the snapshot was taken. The next read starts from it.
+ *   Nothing is skipped: an event the read in snapshot S did not see had not committed when S
+ *   was taken, so its transaction was running (its id is at least S's xmin) or had no id yet
+ *   (ids are handed out in increasing order, so it gets one above every running one); either way
+ *   the next read, from S's xmin, returns it once it has committed. Events of a transaction
+ *   still running come back on every read until it finishes; ids already applied are skipped.
+ * - The cache is used only while its last successful read started under `maxStalenessMs` (1 s)
+ *   ago: if the database stops answering the feed, every request goes to the database again.
+ *   A read that starts after a revocation commits sees it, so a revocation committed at time T
+ *   is honoured everywhere from T + 1 s at the latest.
  * - Expiry is checked on every hit against the platform clock, so an expired token is refused
  *   at once; an entry also lives at most `ttlMs`.
- * - A lookup that started before an event and finishes after it is not cached (the event id at
- *   its start is compared), so a verification racing a revocation cannot re-insert a revoked
- *   credential.
+ * - A lookup that started before an event is applied here and finishes after it is not cached,
+ *   so a verification racing a revocation cannot re-insert a revoked credential. Applied events
+ *   are numbered here, in the order this process applies them (not by their database id, whose
+ *   order is not the commit order): a lookup whose database read saw the credential valid read
+ *   before the revocation committed, so before the event could be applied here; if it was
+ *   applied before the lookup answers, the lookup is not cached, and if after, it drops the entry.
  * - Unknown or refused credentials are never cached, so the cache cannot be filled from outside
  *   except with valid credentials; it holds at most `maxEntries` of them (oldest dropped first).
+ * - Events are pruned `KEEP_EVENTS_MS` (10 min, by the database's clock) after the revoking
+ *   transaction began. A process whose reads failed for half that long empties its cache before
+ *   serving from it again, since events it has not read may be gone. (A revoking transaction is
+ *   two statements; one left open for 10 minutes before it commits could lose its event.)
  */
 export interface CredentialCacheOptions {
   db: Kysely<DB>
@@ -42,8 +61,10 @@ export interface CredentialCache {
   authenticator(inner: Authenticator): Authenticator
   /** Starts reading the revocation feed. */
   start(): Promise<void>
-  /** Reads the feed now (after this process revoked something), waiting for a poll in flight. */
+  /** Reads the feed now, waiting for a read in flight. */
   sync(): Promise<void>
+  /** Drops a credential this process has just revoked; call it after the revoking transaction committed. */
+  forget(credential: RevokedCredential): void
   stop(): void
   /** Whether hits are being served (the feed is fresh). */
   fresh(): boolean
@@ -51,7 +72,9 @@ export interface CredentialCache {
 }
 
 const PRUNE_EVERY_MS = 60_000
-const KEEP_EVENTS_MS = 10 * 60_000
+const PAGE = 1000
+/** Subjects kept to guard racing lookups before the set is emptied (and lookups in flight are not cached). */
+const MAX_RECENT = 10_000
 
 export function createCredentialCache(options: CredentialCacheOptions): CredentialCache {
   const pollMs = options.pollMs ?? 200
@@ -62,9 +85,16 @@ export function createCredentialCache(options: CredentialCacheOptions): Credenti
 
   const tokens = new Map<string, Entry<TokenPrincipal>>()
   const keys = new Map<string, Entry<KeyPrincipal>>()
-  /** Subjects revoked recently, with the event id, to refuse racing inserts. */
+  /** How many revocations this process has applied: the clock of the racing-lookup guard. */
+  let applied = 0
+  /** Subjects revoked recently, with the value of `applied` when they were, to refuse racing inserts. */
   const recent = new Map<string, number>()
-  let lastEventId = 0
+  /** Lookups that started before `recent` was last emptied are not cached. */
+  let forgottenBelow = 0
+  /** Every event of a transaction with an id at or above this may still be unread. */
+  let horizon = 0n
+  /** Events read with an xid at or above `horizon` (they come back on every read), by id, with their xid. */
+  const seen = new Map<number, bigint>()
   let lastPollStartedMs = Number.NEGATIVE_INFINITY
   let lastPruneMs = Date.now()
   let timer: NodeJS.Timeout | undefined
@@ -72,10 +102,11 @@ export function createCredentialCache(options: CredentialCacheOptions): Credenti
 
   const fresh = () => Date.now() - lastPollStartedMs < maxStalenessMs
 
-  function remember<P>(map: Map<string, Entry<P>>, hash: string, principal: P, startedAtEvent: number, subjects: string[]): void {
+  function remember<P>(map: Map<string, Entry<P>>, hash: string, principal: P, startedAt: number, subjects: string[]): void {
+    if (startedAt < forgottenBelow) return
     for (const subject of subjects) {
       const revokedAt = recent.get(subject)
-      if (revokedAt !== undefined && revokedAt > startedAtEvent) return
+      if (revokedAt !== undefined && revokedAt > startedAt) return
     }
     if (map.size >= maxEntries) {
       const oldest = map.keys().next()
@@ -84,8 +115,22 @@ export function createCredentialCache(options: CredentialCacheOptions): Credenti
     map.set(hash, { principal, cachedAtMs: Date.now() })
   }
 
-  function apply(event: CredentialEvent): void {
-    recent.set(event.subject, event.id)
+  /** Drops everything, and lookups in flight will not be cached. */
+  function forgetAll(): void {
+    tokens.clear()
+    keys.clear()
+    recent.clear()
+    applied += 1
+    forgottenBelow = applied
+  }
+
+  function apply(event: RevokedCredential): void {
+    applied += 1
+    if (recent.size >= MAX_RECENT) {
+      recent.clear()
+      forgottenBelow = applied
+    }
+    recent.set(event.subject, applied)
     if (event.kind === 'token') tokens.delete(event.subject)
     else if (event.kind === 'key') keys.delete(event.subject)
     else {
@@ -95,24 +140,38 @@ export function createCredentialCache(options: CredentialCacheOptions): Credenti
     }
   }
 
+  /** One read of the feed: every page from `horizon`, then the horizon moves to the first page's snapshot's. */
+  async function read(): Promise<void> {
+    let next: bigint | undefined
+    let afterId = 0
+    for (;;) {
+      const page = await events.read(horizon, afterId, PAGE)
+      // The first page's snapshot is the oldest: later pages see everything it saw, and more.
+      next ??= page.horizon
+      for (const event of page.events) {
+        afterId = event.id
+        if (seen.has(event.id)) continue
+        seen.set(event.id, event.xid)
+        apply(event)
+      }
+      if (page.events.length < PAGE) break
+    }
+    if (next > horizon) horizon = next
+    for (const [id, xid] of seen) if (xid < horizon) seen.delete(id)
+  }
+
   async function poll(): Promise<void> {
     if (polling) return
     polling = true
     const startedMs = Date.now()
     try {
-      for (;;) {
-        const batch = await events.since(lastEventId, 1000)
-        for (const event of batch) {
-          apply(event)
-          lastEventId = event.id
-        }
-        if (batch.length < 1000) break
-      }
+      await read()
+      // Reads failed for long enough that events this process never read may have been pruned.
+      if (startedMs - lastPollStartedMs > KEEP_EVENTS_MS / 2) forgetAll()
       lastPollStartedMs = startedMs
-      if (recent.size > 10_000) recent.clear()
       if (startedMs - lastPruneMs > PRUNE_EVERY_MS) {
         lastPruneMs = startedMs
-        await events.prune(new Date(options.clock.now().getTime() - KEEP_EVENTS_MS))
+        await events.prune()
       }
     } catch (error) {
       options.onError?.(error)
@@ -132,9 +191,9 @@ export function createCredentialCache(options: CredentialCacheOptions): Credenti
           const hash = sha256Hex(key)
           const hit = keys.get(hash)
           if (usable(hit)) return hit.principal
-          const startedAtEvent = lastEventId
+          const startedAt = applied
           const principal = await inner.verifyApiKey(key)
-          if (principal !== undefined) remember(keys, hash, principal, startedAtEvent, [hash])
+          if (principal !== undefined) remember(keys, hash, principal, startedAt, [hash])
           return principal
         },
         async verifyAccessToken(token): Promise<TokenCheck> {
@@ -143,10 +202,10 @@ export function createCredentialCache(options: CredentialCacheOptions): Credenti
           if (usable(hit)) {
             return hit.principal.expiresAt.getTime() <= options.clock.now().getTime() ? 'expired' : hit.principal
           }
-          const startedAtEvent = lastEventId
+          const startedAt = applied
           const checked = await inner.verifyAccessToken(token)
           if (checked !== undefined && checked !== 'expired') {
-            remember(tokens, hash, checked, startedAtEvent, [hash, memberSubject(checked.appId, checked.userId)])
+            remember(tokens, hash, checked, startedAt, [hash, memberSubject(checked.appId, checked.userId)])
           }
           return checked
         },
@@ -154,7 +213,9 @@ export function createCredentialCache(options: CredentialCacheOptions): Credenti
     },
 
     async start() {
-      lastEventId = await events.lastId()
+      forgetAll()
+      seen.clear()
+      horizon = await events.horizon()
       lastPollStartedMs = Date.now()
       timer = setInterval(() => void poll(), pollMs)
       timer.unref()
@@ -171,6 +232,7 @@ export function createCredentialCache(options: CredentialCacheOptions): Credenti
       await poll()
     },
 
+    forget: apply,
     fresh,
     size: () => tokens.size + keys.size,
   }

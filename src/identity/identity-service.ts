@@ -7,7 +7,7 @@ import { ApiError } from '../http/errors.js'
 import { newWallet, type Wallet } from '../ledger/keys.js'
 import type { Wallets } from '../ledger/wallets.js'
 import { constantTimeEqual, decryptSecret, encryptSecret, newId, newSecret, newUid, sha256Hex } from '../lib/crypto.js'
-import { credentialEventsRepo, memberSubject } from './credential-events.js'
+import { credentialEventsRepo, memberSubject, type RevokedCredential } from './credential-events.js'
 import { identityRepo } from './identity-repo.js'
 import { normalizeScopes } from './scopes.js'
 
@@ -36,8 +36,8 @@ export function identityServiceFactory(deps: {
   defaultTokenTtlSeconds: number
   /** Opens the new user's wallet on the ledger, funded. */
   wallets: Wallets
-  /** Called once a revocation committed, so this process's credential cache forgets it at once. */
-  afterRevocation?: () => Promise<void>
+  /** Called once a revocation committed, before the answer, so this process's credential cache forgets it at once. */
+  afterRevocation?: (revoked: RevokedCredential) => void
 }) {
   const { db, clock, secretKey, defaultTokenTtlSeconds, wallets } = deps
   const repo = identityRepo(db)
@@ -125,26 +125,28 @@ export function identityServiceFactory(deps: {
     async revokeAccessToken(token: string): Promise<void> {
       const hash = sha256Hex(token)
       const now = clock.now()
+      const revoked: RevokedCredential = { kind: 'token', subject: hash }
       const found = await inTransaction(db, async (trx) => {
         const exists = await identityRepo(trx).revokeTokenByHash(hash, now)
         // Every process's credential cache drops the token within a second (credential-cache.ts).
-        if (exists) await credentialEventsRepo(trx).record('token', hash, now)
+        if (exists) await credentialEventsRepo(trx).record(revoked)
         return exists
       })
       if (!found) throw new ApiError('token_not_found', 'No such access token.')
-      await deps.afterRevocation?.()
+      deps.afterRevocation?.(revoked)
     },
 
     /** The user withdraws consent from an app: its scopes go, and every token of the user for it stops working. */
     async withdrawConsent(appId: string, userId: string): Promise<void> {
       const now = clock.now()
+      const revoked: RevokedCredential = { kind: 'member', subject: memberSubject(appId, userId) }
       const member = await inTransaction(db, async (trx) => {
         const was = await identityRepo(trx).withdrawConsent(appId, userId, now)
-        if (was) await credentialEventsRepo(trx).record('member', memberSubject(appId, userId), now)
+        if (was) await credentialEventsRepo(trx).record(revoked)
         return was
       })
       if (!member) throw new ApiError('user_not_found', `User ${userId} has not signed in to app ${appId}.`)
-      await deps.afterRevocation?.()
+      deps.afterRevocation?.(revoked)
     },
 
     /** The wallet seed the platform holds for a user, to sign the user's payments in the platform wallet. */
