@@ -2,9 +2,18 @@
  * Rewarded ads as pure rules: what a show yields, and which mediator status moves are allowed.
  * docs/ads.md carries the same tables; test/unit/ad-rules.test.ts has a test a row.
  */
+import type { Scope } from '../identity/scopes.js'
 
 export const AD_TYPES = ['rewarded', 'interstitial'] as const
 export type AdType = (typeof AD_TYPES)[number]
+
+/**
+ * The scope an access token needs to show ads or ask whether one is ready. The live platform names
+ * none; a rewarded ad is a value exchange with the app, and `payments` is part of the minimum every
+ * app asks for (`username` and `payments`), so no app that follows the platform's docs loses ads,
+ * while a token granted only `username` reads the username and nothing more.
+ */
+export const ADS_SCOPE = 'payments' satisfies Scope
 
 /** The client SDK's result values that the platform's mediator can produce. */
 export const AD_RESULTS = [

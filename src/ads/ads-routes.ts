@@ -4,8 +4,8 @@ import { Type } from 'typebox'
 import type { AppsService } from '../apps/apps-service.js'
 import { keyPrincipal, tokenPrincipal } from '../http/auth.js'
 import { errorResponses } from '../http/errors.js'
-import { ADMIN_SECURITY, KEY_SECURITY, TOKEN_SECURITY } from '../http/openapi.js'
-import { AD_RESULTS, AD_TYPES } from './ad-rules.js'
+import { ADMIN_SECURITY, KEY_SECURITY } from '../http/openapi.js'
+import { AD_RESULTS, AD_TYPES, ADS_SCOPE } from './ad-rules.js'
 import type { AdsService } from './ads-service.js'
 
 const ACK_STATUSES = ['granted', 'revoked', 'failed'] as const
@@ -52,11 +52,12 @@ export function adsRoutes(app: FastifyInstance, deps: { ads: AdsService }): void
     async (request) => ads.status(keyPrincipal(request).appId, request.params.adId),
   )
 
-  const client = { tags: ['Client ads'], security: TOKEN_SECURITY }
+  const client = { tags: ['Client ads'] }
+  const config = { auth: 'token', scope: ADS_SCOPE } as const
   r.post(
     '/v2/client/ads/:type/show',
     {
-      config: { auth: 'token' },
+      config,
       preValidation: async (request) => {
         request.body ??= {}
       },
@@ -84,7 +85,7 @@ export function adsRoutes(app: FastifyInstance, deps: { ads: AdsService }): void
   r.get(
     '/v2/client/ads/:type/ready',
     {
-      config: { auth: 'token' },
+      config,
       schema: {
         ...client,
         operationId: 'clientIsAdReady',

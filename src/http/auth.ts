@@ -1,16 +1,23 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest, FastifySchema, RouteOptions } from 'fastify'
+import { SCOPES, type Scope } from '../identity/scopes.js'
 import { constantTimeEqual } from '../lib/crypto.js'
 import { ApiError } from './errors.js'
+import { scopeDescription, tokenSecurity } from './openapi.js'
 
 /**
  * Authentication, declared per route with `config: { auth: 'key' | 'token' | 'admin' }` and
  * applied by one onRequest hook, before the body is read.
  *
  * - `key`: `Authorization: Key <server API key>`, the app's backend.
- * - `token`: `Authorization: Bearer <access token>`, a user of one app.
+ * - `token`: `Authorization: Bearer <access token>`, a user of one app. Such a route also
+ *   declares `scope`: the scope the access token must carry, or `'none'` when any token of the
+ *   user will do (`config: { auth: 'token', scope: 'payments' }`). A token without it is
+ *   refused with 401 `missing_scope`; a token route declared without `scope` fails at start-up.
  * - `admin`: the sandbox API; `X-Admin-Token: <PLINTH_ADMIN_TOKEN>` when that is configured.
  */
 export type AuthKind = 'key' | 'token' | 'admin'
+/** What a token route needs of the access token: one scope, or `'none'` (any token of the user). */
+export type RouteScope = Scope | 'none'
 
 export interface KeyPrincipal {
   kind: 'key'
@@ -40,6 +47,8 @@ export interface Authenticator {
 declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: AuthKind
+    /** Token routes only, and required there: the scope the access token must carry, or 'none'. */
+    scope?: RouteScope
   }
   interface FastifyRequest {
     principal: KeyPrincipal | TokenPrincipal | undefined
@@ -62,9 +71,46 @@ function parseAuthorization(header: string | undefined): { scheme: 'key' | 'bear
   return { scheme, credential }
 }
 
+const routeName = (route: Pick<RouteOptions, 'method' | 'url'>) =>
+  `${Array.isArray(route.method) ? route.method.join(',') : route.method} ${route.url}`
+
+/**
+ * Every token route says which scope it needs, and only token routes do: a route that does not
+ * fails here, when it is registered, so the application does not start. Its OpenAPI operation
+ * gets the scope in `security` (`[{ AccessToken: ['payments'] }]`), in `x-scope` and in a line
+ * of its description.
+ */
+function checkScopeDeclaration(route: RouteOptions): void {
+  const { auth, scope } = route.config ?? {}
+  if (auth !== 'token') {
+    if (scope !== undefined) throw new Error(`${routeName(route)}: config.scope is for auth: 'token' routes only`)
+    return
+  }
+  if (scope === undefined) {
+    throw new Error(
+      `${routeName(route)} is declared with auth: 'token' but no scope: add config.scope, the scope the access token needs (or 'none')`,
+    )
+  }
+  if (scope !== 'none' && !(SCOPES as readonly string[]).includes(scope)) {
+    throw new Error(`${routeName(route)}: config.scope ${JSON.stringify(scope)} is no scope (${SCOPES.join(', ')}, or 'none')`)
+  }
+  if (route.schema !== undefined) {
+    const description = [route.schema.description, scopeDescription(scope)].filter((line) => line !== undefined).join('\n\n')
+    const documented: FastifySchema & { 'x-scope': RouteScope } = {
+      ...route.schema,
+      security: tokenSecurity(scope),
+      description,
+      'x-scope': scope,
+    }
+    route.schema = documented
+  }
+}
+
 export function registerAuth(app: FastifyInstance, options: { authenticator: Authenticator; adminToken: string | undefined }): void {
   const { authenticator, adminToken } = options
   app.decorateRequest('principal', undefined)
+  // Routes declared after this call; buildApp declares every route after it.
+  app.addHook('onRoute', checkScopeDeclaration)
 
   app.addHook('onRequest', async (request: FastifyRequest) => {
     const kind = request.routeOptions.config.auth
@@ -106,6 +152,12 @@ export function registerAuth(app: FastifyInstance, options: { authenticator: Aut
     const checked = await authenticator.verifyAccessToken(parsed.credential)
     if (checked === 'expired') throw new ApiError('token_expired', 'The access token has expired; authenticate the user again.')
     if (checked === undefined) throw new ApiError('invalid_access_token', 'The access token is invalid or has been revoked.')
+    const scope = request.routeOptions.config.scope
+    // Fails closed for a token route that escaped the start-up check (declared before registerAuth).
+    if (scope === undefined) throw new Error(`route ${request.routeOptions.url ?? ''} declares no scope`)
+    if (scope !== 'none' && !checked.scopes.includes(scope)) {
+      throw new ApiError('missing_scope', `The access token was not granted the ${scope} scope, which this endpoint needs.`)
+    }
     request.principal = checked
   })
 }

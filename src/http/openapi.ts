@@ -1,9 +1,17 @@
 type SecurityRequirement = { [scheme: string]: string[] }
 
-/** Security requirement objects for the OpenAPI document, matching the `auth` route config. */
+/**
+ * Security requirement objects for the OpenAPI document, matching the `auth` route config.
+ * Token routes get theirs from their `scope` (http/auth.ts sets it): `tokenSecurity`.
+ */
 export const KEY_SECURITY: SecurityRequirement[] = [{ ServerApiKey: [] }]
-export const TOKEN_SECURITY: SecurityRequirement[] = [{ AccessToken: [] }]
 export const ADMIN_SECURITY: SecurityRequirement[] = [{ AdminToken: [] }, {}]
+export const tokenSecurity = (scope: string): SecurityRequirement[] => [{ AccessToken: scope === 'none' ? [] : [scope] }]
+/** The line a token route's OpenAPI description gets about its scope. */
+export const scopeDescription = (scope: string): string =>
+  scope === 'none'
+    ? 'Access token scope: none needed (any access token of the user).'
+    : `Access token scope: \`${scope}\` (a token without it is refused with 401 \`missing_scope\`).`
 export const SECURITY_SCHEMES = {
   ServerApiKey: {
     type: 'apiKey',
@@ -14,7 +22,9 @@ export const SECURITY_SCHEMES = {
   AccessToken: {
     type: 'http',
     scheme: 'bearer',
-    description: "A user's access token for one app, from the client SDK's `authenticate`.",
+    description:
+      "A user's access token for one app, from the client SDK's `authenticate`. The scopes an operation lists are the ones the " +
+      'token must have been granted; without them it answers 401 `missing_scope`.',
   },
   AdminToken: {
     type: 'apiKey',

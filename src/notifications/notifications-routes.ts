@@ -3,8 +3,8 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { Type } from 'typebox'
 import { keyPrincipal, tokenPrincipal } from '../http/auth.js'
 import { errorResponses, toApiError } from '../http/errors.js'
-import { ADMIN_SECURITY, KEY_SECURITY, TOKEN_SECURITY } from '../http/openapi.js'
-import { type NotificationsService, QuotaExceeded } from './notifications-service.js'
+import { ADMIN_SECURITY, KEY_SECURITY } from '../http/openapi.js'
+import { NOTIFICATIONS_SCOPE, type NotificationsService, QuotaExceeded } from './notifications-service.js'
 import { checkNotifyBody, MAX_BODY_LENGTH, MAX_NOTIFICATIONS_PER_REQUEST, MAX_SUBROUTE_LENGTH, MAX_TITLE_LENGTH } from './notify-input.js'
 
 const NotifyError = Type.Object({ error: Type.String() }, { description: 'The notify endpoint keeps its own error shape' })
@@ -105,8 +105,8 @@ export function notificationsRoutes(app: FastifyInstance, deps: { notifications:
     },
   )
 
-  const client = { tags: ['Client notifications'], security: TOKEN_SECURITY }
-  const config = { auth: 'token' as const }
+  const client = { tags: ['Client notifications'] }
+  const config = { auth: 'token', scope: NOTIFICATIONS_SCOPE } as const
   const IdParams = Type.Object({ notification_id: Type.String({ minLength: 1, maxLength: 64 }) })
 
   r.get(

@@ -3,6 +3,7 @@ import type { Clock } from '../clock/clock.js'
 import type { DB } from '../db/schema.js'
 import type { TokenPrincipal } from '../http/auth.js'
 import { ApiError } from '../http/errors.js'
+import type { Scope } from '../identity/scopes.js'
 import { randomToken } from '../lib/crypto.js'
 import { QUOTA_PER_USER, QUOTA_WINDOW_MS } from './notification-quota.js'
 import { type NotificationRow, notificationsRepo } from './notifications-repo.js'
@@ -38,7 +39,8 @@ export class QuotaExceeded extends Error {
   }
 }
 
-export const NOTIFICATIONS_SCOPE = 'in_app_notifications'
+/** The scope that lets an app notify the user, and the user's notification centre of that app be read with its token. */
+export const NOTIFICATIONS_SCOPE = 'in_app_notifications' satisfies Scope
 
 /** Random characters per notification id: 22 base64url characters, 132 bits. */
 const ID_RANDOM_CHARS = 22

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { keyPrincipal, tokenPrincipal } from '../http/auth.js'
 import { ApiError, errorResponses } from '../http/errors.js'
-import { KEY_SECURITY, TOKEN_SECURITY } from '../http/openapi.js'
+import { KEY_SECURITY } from '../http/openapi.js'
 import { PaymentDTOSchema } from './payment-dto.js'
 import { MAX_AMOUNT, MAX_MEMO_LENGTH, MAX_METADATA_BYTES } from './payment-input.js'
 import type { PaymentsService } from './payments-service.js'
@@ -126,8 +126,8 @@ export function paymentsRoutes(app: FastifyInstance, deps: { payments: PaymentsS
 export function clientPaymentsRoutes(app: FastifyInstance, deps: { payments: PaymentsService }): void {
   const { payments } = deps
   const r = app.withTypeProvider<TypeBoxTypeProvider>()
-  const common = { tags: ['Client payments'], security: TOKEN_SECURITY }
-  const config = { auth: 'token' as const }
+  const common = { tags: ['Client payments'] }
+  const config = { auth: 'token', scope: 'payments' } as const
   const paymentResponse = { 200: PaymentDTOSchema, ...errorResponses(401, 404, 409) }
 
   r.post(

@@ -214,9 +214,6 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
      * already paid on the ledger blocks it until the app completes it.
      */
     async createUserToApp(principal: TokenPrincipal, input: PaymentInput): Promise<PaymentDTO> {
-      if (!principal.scopes.includes('payments')) {
-        throw new ApiError('missing_scope', 'The access token was not granted the payments scope.')
-      }
       const amount = checked(checkAmount(input.amount))
       const memo = checked(checkMemo(input.memo))
       const metadata = checked(checkMetadata(input.metadata))

@@ -294,7 +294,7 @@ describe('the sandbox browser and the client SDK, in Chromium', () => {
 
   it('plays a rewarded ad: watched gives an adId that the mediator grants', async () => {
     const { page, frame } = await openApp()
-    await authenticate(page, frame, ['username'])
+    await authenticate(page, frame, ['username', 'payments'])
     assert.deepEqual(await inFrame(frame, `Pi.Ads.isAdReady('rewarded')`), { type: 'rewarded', ready: true })
     assert.deepEqual(await inFrame(frame, `Pi.Ads.requestAd('rewarded')`), { type: 'rewarded', result: 'AD_LOADED' })
     await inFrame(frame, `window.adP = Pi.Ads.showAd('rewarded'), 0`)
@@ -319,7 +319,7 @@ describe('the sandbox browser and the client SDK, in Chromium', () => {
 
   it('a skipped rewarded ad (Pi.displayAd) is AD_CLOSED without an adId', async () => {
     const { page, frame } = await openApp()
-    await authenticate(page, frame, ['username'])
+    await authenticate(page, frame, ['username', 'payments'])
     await inFrame(frame, `window.adP = Pi.displayAd('rewarded'), 0`)
     await dialog(page).getByRole('button', { name: 'Skip ad (no reward)' }).click()
     assert.deepEqual(await inFrame(frame, 'window.adP'), { type: 'rewarded', result: 'AD_CLOSED' })
@@ -396,6 +396,12 @@ describe('the sandbox browser and the client SDK, in Chromium', () => {
     await inFrame(frame, 'window.authP')
     const noScope = await settle(`Pi.createPayment({ amount: 1, memo: 'x' }, window.paymentCallbacks)`)
     assert.equal(noScope.code, 'missing_scope')
+    // Ads need the payments scope too (docs/errors.md, Scopes); the platform would refuse the token.
+    for (const call of [`Pi.Ads.showAd('rewarded')`, `Pi.Ads.isAdReady('rewarded')`, `Pi.Ads.requestAd('interstitial')`]) {
+      const refused = await settle(call)
+      assert.equal(refused.code, 'missing_scope', call)
+      assert.match(refused.message ?? '', /"payments" scope/, call)
+    }
 
     // Outside the sandbox page the SDK says so instead of waiting forever.
     const { page: alone } = await newPage(browser)

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { type AuthFixture, authCases } from '../helpers/auth-cases.js'
-import { type SandboxApp, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
+import { dumpDatabase, type SandboxApp, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
 
 interface AdStatus {
   identifier: string
@@ -23,7 +23,7 @@ describe('rewarded ads', () => {
   async function viewer(app?: SandboxApp) {
     const a = app ?? (await sb.createApp())
     const user = await sb.createUser()
-    const auth = await sb.authenticate(a.app_id, user.user_id, ['username'])
+    const auth = await sb.authenticate(a.app_id, user.user_id, ['username', 'payments'])
     return { app: a, user, token: auth.accessToken }
   }
   async function show(token: string, type: string, userAction?: string) {
@@ -161,6 +161,23 @@ describe('rewarded ads', () => {
     assert.equal((await status(v.app, adId)).status, 200)
   })
 
+  it('needs the payments scope: a token granted only username shows no ad and learns of none (401 missing_scope)', async () => {
+    const v = await viewer()
+    const { accessToken } = await sb.authenticate(v.app.app_id, v.user.user_id, ['username'])
+    const before = await dumpDatabase(platform.db)
+    const shown = await show(accessToken, 'rewarded')
+    assert.equal(shown.status, 401)
+    assert.equal(shown.body.error, 'missing_scope')
+    const ready = await platform.app.inject({
+      method: 'GET',
+      url: '/v2/client/ads/rewarded/ready',
+      headers: { authorization: `Bearer ${accessToken}` },
+    })
+    assert.equal(ready.statusCode, 401)
+    assert.equal((ready.json() as { error: string }).error, 'missing_scope')
+    assert.equal(await dumpDatabase(platform.db), before, 'no ad was made')
+  })
+
   describe('authentication', () => {
     let fixture: AuthFixture
     let adId = ''
@@ -169,7 +186,7 @@ describe('rewarded ads', () => {
       adId = (await show(v.token, 'rewarded')).body.adId ?? ''
       const revokedKey = await sb.createKey(v.app.app_id)
       await sb.revokeKey(v.app.app_id, revokedKey.key_id)
-      const revoked = await sb.authenticate(v.app.app_id, v.user.user_id, ['username'])
+      const revoked = await sb.authenticate(v.app.app_id, v.user.user_id, ['username', 'payments'])
       await sb.revokeToken(revoked.accessToken)
       fixture = {
         app: platform.app,

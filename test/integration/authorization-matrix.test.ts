@@ -17,156 +17,23 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { InjectOptions } from 'fastify'
-import { dumpDatabase, type SandboxApp, type SandboxUser, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
-
-type Method = NonNullable<InjectOptions['method']>
-type Auth = 'key' | 'token' | 'admin' | 'none'
-
-interface Operation {
-  method: Method
-  path: string
-  operationId: string
-  auth: Auth
-  params: string[]
-}
-
-interface OpenApi {
-  paths: Record<string, Record<string, { operationId?: string; security?: Array<Record<string, string[]>> }>>
-}
-
-const SCHEME_AUTH: Record<string, Auth> = { ServerApiKey: 'key', AccessToken: 'token', AdminToken: 'admin' }
-
-/** The route table, from the OpenAPI document: method, path, operationId, authentication and path params. */
-async function routeTable(platform: TestPlatform): Promise<Operation[]> {
-  const response = await platform.app.inject({ method: 'GET', url: '/v2/openapi.json' })
-  assert.equal(response.statusCode, 200)
-  const doc = response.json() as OpenApi
-  const operations: Operation[] = []
-  for (const [path, methods] of Object.entries(doc.paths)) {
-    for (const [method, op] of Object.entries(methods)) {
-      const schemes = (op.security ?? []).flatMap((requirement) => Object.keys(requirement))
-      const kinds = [...new Set(schemes.map((scheme) => SCHEME_AUTH[scheme] ?? 'none'))]
-      assert.ok(kinds.length <= 1, `${method} ${path} declares several kinds of authentication`)
-      assert.ok(op.operationId, `${method} ${path} has no operationId`)
-      operations.push({
-        method: method.toUpperCase() as Method,
-        path,
-        operationId: op.operationId,
-        auth: kinds[0] ?? 'none',
-        params: [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] ?? ''),
-      })
-    }
-  }
-  return operations
-}
-
-const fill = (op: Operation, values: Record<string, string> = {}) =>
-  op.path.replace(/\{(\w+)\}/g, (_, name: string) => values[name] ?? (name === 'type' ? 'rewarded' : `x_${name}`))
-const label = (op: Operation) => `${op.method} ${op.path}`
-
-/** A world of two apps and three users: the owner (user 1 in app A) and everyone else. */
-interface World {
-  appA: SandboxApp
-  appB: SandboxApp
-  user1: SandboxUser
-  /** user 1 in app A: the owner of every object. */
-  owner: { token: string; uid: string }
-  /** user 2 in app A, user 1 in app B, user 3 in app B. */
-  sameAppOtherUser: string
-  otherAppSameUser: string
-  otherAppOtherUser: string
-}
-
-const SCOPES = ['username', 'payments', 'wallet_address', 'in_app_notifications']
-
-/** An object of the owner's, made so that the route it is for would succeed for the owner. */
-interface OwnedObject {
-  id: string
-  payload?: Record<string, unknown>
-}
-
-type Maker = (p: TestPlatform, w: World) => Promise<OwnedObject>
-
-async function expectStatus(p: TestPlatform, options: InjectOptions, status: number): Promise<Record<string, unknown>> {
-  const response = await p.app.inject(options)
-  assert.equal(response.statusCode, status, `${options.method} ${String(options.url)}: ${response.body}`)
-  return response.json() as Record<string, unknown>
-}
-const asKey = (app: SandboxApp) => ({ authorization: `Key ${app.api_key}` })
-const asToken = (token: string) => ({ authorization: `Bearer ${token}` })
-
-const u2aCreated: Maker = async (p, w) => {
-  const body = await expectStatus(
-    p,
-    { method: 'POST', url: '/v2/client/payments', headers: asToken(w.owner.token), payload: { amount: 1, memo: 'bola', metadata: {} } },
-    201,
-  )
-  return { id: String(body.identifier) }
-}
-const u2aApproved: Maker = async (p, w) => {
-  const { id } = await u2aCreated(p, w)
-  await expectStatus(p, { method: 'POST', url: `/v2/payments/${id}/approve`, headers: asKey(w.appA) }, 200)
-  return { id }
-}
-const u2aPaid: Maker = async (p, w) => {
-  const { id } = await u2aApproved(p, w)
-  const paid = await expectStatus(p, { method: 'POST', url: `/v2/client/payments/${id}/submit`, headers: asToken(w.owner.token) }, 200)
-  return { id, payload: { txid: String((paid.transaction as { txid: string }).txid) } }
-}
-const a2uCreated: Maker = async (p, w) => {
-  const body = await expectStatus(
-    p,
-    {
-      method: 'POST',
-      url: '/v2/payments',
-      headers: asKey(w.appA),
-      payload: { payment: { amount: 1, memo: 'bola', metadata: {}, uid: w.owner.uid } },
-    },
-    200,
-  )
-  return { id: String(body.identifier) }
-}
-const rewardedAd: Maker = async (p, w) => {
-  const body = await expectStatus(
-    p,
-    { method: 'POST', url: '/v2/client/ads/rewarded/show', headers: asToken(w.owner.token), payload: {} },
-    200,
-  )
-  assert.equal(body.result, 'AD_REWARDED')
-  return { id: String(body.adId) }
-}
-const notification: Maker = async (p, w) => {
-  const body = await expectStatus(
-    p,
-    {
-      method: 'POST',
-      url: '/v2/in_app_notifications/notify',
-      headers: asKey(w.appA),
-      payload: { notifications: [{ title: 'Hello', body: 'bola', user_uid: w.owner.uid, subroute: '/' }] },
-    },
-    201,
-  )
-  const [delivered] = body.delivered_notifications as Array<{ id: string }>
-  assert.ok(delivered)
-  return { id: delivered.id }
-}
-
-/**
- * Every route whose path carries an object id: how to make the owner's object, and the 404
- * code every other tenant gets. The key is the operationId.
- */
-const OBJECT_ROUTES: Record<string, { make: Maker; code: string }> = {
-  getPayment: { make: u2aPaid, code: 'payment_not_found' },
-  approvePayment: { make: u2aCreated, code: 'payment_not_found' },
-  completePayment: { make: u2aPaid, code: 'payment_not_found' },
-  cancelPayment: { make: a2uCreated, code: 'payment_not_found' },
-  clientGetPayment: { make: u2aCreated, code: 'payment_not_found' },
-  clientSubmitPayment: { make: u2aApproved, code: 'payment_not_found' },
-  clientCancelPayment: { make: u2aCreated, code: 'payment_not_found' },
-  getRewardedAdStatus: { make: rewardedAd, code: 'ad_not_found' },
-  clientMarkNotificationSeen: { make: notification, code: 'notification_not_found' },
-  clientDismissNotification: { make: notification, code: 'notification_not_found' },
-}
+import { dumpDatabase, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
+import {
+  a2uCreated,
+  asKey,
+  asToken,
+  fill,
+  label,
+  type Method,
+  makeWorld,
+  notification,
+  OBJECT_ROUTES,
+  type Operation,
+  rewardedAd,
+  routeTable,
+  u2aPaid,
+  type World,
+} from '../helpers/route-table.js'
 
 /** Path params that name no tenant's object. */
 const NOT_OBJECT_PARAMS: Record<string, string> = {
@@ -203,21 +70,7 @@ describe('authorization matrix', () => {
   })
   after(() => platform.close())
 
-  async function world(): Promise<World> {
-    const sb = sandbox(platform.app)
-    const [appA, appB] = [await sb.createApp(), await sb.createApp()]
-    const [user1, user2, user3] = [await sb.createUser(), await sb.createUser(), await sb.createUser()]
-    const owner = await sb.authenticate(appA.app_id, user1.user_id, SCOPES)
-    return {
-      appA,
-      appB,
-      user1,
-      owner: { token: owner.accessToken, uid: owner.user.uid },
-      sameAppOtherUser: (await sb.authenticate(appA.app_id, user2.user_id, SCOPES)).accessToken,
-      otherAppSameUser: (await sb.authenticate(appB.app_id, user1.user_id, SCOPES)).accessToken,
-      otherAppOtherUser: (await sb.authenticate(appB.app_id, user3.user_id, SCOPES)).accessToken,
-    }
-  }
+  const world = () => makeWorld(platform)
 
   const intruders = (op: Operation, w: World): Array<[string, Record<string, string>]> =>
     op.auth === 'key'

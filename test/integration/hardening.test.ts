@@ -90,8 +90,12 @@ describe('rate limits', () => {
     assert.equal(refused.headers['retry-after'], '60')
     assert.equal(refused.json().error, 'rate_limited')
     assert.match(refused.json().error_message, /access token.*at most 2 a minute/)
-    // Client routes with the same token share its budget.
-    assert.equal((await inject({ method: 'GET', url: '/v2/client/notifications', headers: bearer(accessToken) })).statusCode, 429)
+    // Client routes with the same token share its budget (one the token has the scope for: payments).
+    assert.equal((await inject({ method: 'GET', url: '/v2/client/payments/incomplete', headers: bearer(accessToken) })).statusCode, 429)
+    // A route the token lacks the scope for refuses it before the limiter counts (docs/security.md).
+    const unscoped = await inject({ method: 'GET', url: '/v2/client/notifications', headers: bearer(accessToken) })
+    assert.equal(unscoped.statusCode, 401)
+    assert.equal(unscoped.json().error, 'missing_scope')
 
     assert.equal((await inject({ method: 'GET', url: '/v2/me', headers: bearer(otherToken) })).statusCode, 200)
     assert.equal((await inject({ method: 'GET', url: INCOMPLETE, headers: key(app) })).statusCode, 200)

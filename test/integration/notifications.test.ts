@@ -116,7 +116,11 @@ describe('in-app notifications', () => {
       [yes.uid],
     )
     assert.equal((await centre(off.token)).notifications.length, 0)
-    assert.equal((await centre(noScope.token)).notifications.length, 0)
+    assert.equal((await delivered(app, noScope.user.user_id)).length, 0)
+    // Nor may a token without in_app_notifications read the centre (docs/errors.md, Scopes).
+    const refused = await client(noScope.token, 'GET', '/v2/client/notifications')
+    assert.equal(refused.statusCode, 401)
+    assert.equal((refused.json() as { error: string }).error, 'missing_scope')
     // Turned back on, the app reaches the user again.
     await client(off.token, 'PUT', '/v2/client/notifications/settings', { enabled: true })
     assert.deepEqual(JSON.parse((await client(off.token, 'GET', '/v2/client/notifications/settings')).body), { enabled: true })

@@ -8,7 +8,7 @@ import { formatPi, h, isModalOpen, openModal, short, toast } from './dom.js'
 
 export const SCOPE_TEXT = {
   username: 'Your username',
-  payments: 'Ask you for payments',
+  payments: 'Ask you for payments and show you ads',
   wallet_address: 'Your wallet address (so that the app can pay you)',
   roles: 'Your roles on the platform',
   in_app_notifications: 'Send you notifications',
@@ -98,7 +98,10 @@ export function createFlows(ctx) {
       method: 'POST',
       body: { user_id: user.user_id, scopes },
     })
-    const { payment } = await call('/v2/client/payments/incomplete', { token: auth.accessToken })
+    // Only a token with the payments scope may read the user's payments (docs/errors.md, Scopes).
+    const { payment } = scopes.includes('payments')
+      ? await call('/v2/client/payments/incomplete', { token: auth.accessToken })
+      : { payment: null }
     ctx.setFrameAuth({ token: auth.accessToken, user: auth.user, scopes })
     // The only message that carries the access token, posted to the app's origin only.
     reply.result({ accessToken: auth.accessToken, user: auth.user, incompletePayment: payment })

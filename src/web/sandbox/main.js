@@ -258,13 +258,17 @@ byId('reload-button').addEventListener('click', () => {
 
 // The platform's side of the SDK
 
-/** The platform's own short-lived token for one of the user's apps, for the notification centre. */
+/**
+ * The platform's own short-lived token for one of the user's apps, for the notification centre:
+ * it carries in_app_notifications, which the centre's routes need, and is asked for only for
+ * apps the user already granted it (the centre lists no other), so it widens no consent.
+ */
 function tokenFor(appId) {
   const cached = state.tokens.get(appId)
   if (cached !== undefined) return cached
   const minted = sandbox(`/sandbox/apps/${enc(appId)}/authenticate`, {
     method: 'POST',
-    body: { user_id: state.user.user_id, scopes: [], expires_in: 3600 },
+    body: { user_id: state.user.user_id, scopes: ['in_app_notifications'], expires_in: 3600 },
   }).then((auth) => auth.accessToken)
   state.tokens.set(appId, minted)
   minted.catch(() => state.tokens.delete(appId))

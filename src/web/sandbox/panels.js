@@ -124,8 +124,10 @@ export function createNotificationCentre(ctx) {
     const user = ctx.user()
     if (user === undefined) return []
     const detail = await sandbox(`/sandbox/users/${enc(user.user_id)}`)
+    // Only apps the user allowed to notify: tokenFor asks for in_app_notifications, which must not widen consent.
+    const notifying = detail.apps.filter((app) => app.scopes.includes('in_app_notifications'))
     return Promise.all(
-      detail.apps.slice(0, 20).map(async (app) => {
+      notifying.slice(0, 20).map(async (app) => {
         const token = await ctx.tokenFor(app.app_id)
         const list = await call('/v2/client/notifications?limit=20', { token })
         return { app, token, enabled: app.notifications_enabled, list }
@@ -195,7 +197,7 @@ export function createNotificationCentre(ctx) {
 
   const render = () => {
     if (sections.length === 0) {
-      ctx.drawer.fill('notifications', h('p', { class: 'muted' }, 'No apps yet: apps you sign in to can send you notifications.'))
+      ctx.drawer.fill('notifications', h('p', { class: 'muted' }, 'No apps yet: apps you allow to send you notifications show here.'))
       return
     }
     ctx.drawer.fill(

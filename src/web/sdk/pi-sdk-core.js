@@ -250,10 +250,22 @@ function createPi(env) {
     return created
   }
 
+  // The platform's ad routes need this scope of the access token (src/ads/ad-rules.ts, ADS_SCOPE).
+  const ADS_SCOPE = 'payments'
+  function requireAdsScope(name) {
+    if (!authenticated.scopes.includes(ADS_SCOPE)) {
+      throw new PiSdkError(
+        'missing_scope',
+        `Pi.Ads.${name}: ads need the "${ADS_SCOPE}" scope; include it in Pi.authenticate (["username", "${ADS_SCOPE}"] is the minimum).`,
+      )
+    }
+  }
+
   async function showAd(type) {
     requireInit('Ads.showAd')
     checkAdType('showAd', type)
     if (authenticated === undefined) return { type, result: 'USER_UNAUTHENTICATED' }
+    requireAdsScope('showAd')
     return request('showAd', { type })
   }
 
@@ -261,6 +273,7 @@ function createPi(env) {
     requireInit('Ads.isAdReady')
     checkAdType('isAdReady', type)
     if (authenticated === undefined) return { type, ready: false }
+    requireAdsScope('isAdReady')
     return request('isAdReady', { type })
   }
 
@@ -268,6 +281,7 @@ function createPi(env) {
     requireInit('Ads.requestAd')
     checkAdType('requestAd', type)
     if (authenticated === undefined) return { type, result: 'AD_NOT_AVAILABLE' }
+    requireAdsScope('requestAd')
     try {
       const { ready } = await request('isAdReady', { type })
       return { type, result: ready ? 'AD_LOADED' : 'AD_NOT_AVAILABLE' }

@@ -109,6 +109,10 @@ export interface RequestAdResponse {
 
 export type NativeFeature = 'inline_media' | 'request_permission' | 'ad_network'
 
+/**
+ * Before authenticate, showAd resolves `USER_UNAUTHENTICATED`; after an authenticate without the
+ * payments scope (which Plinth's ad routes need), each method rejects with PiSdkError `missing_scope`.
+ */
 export interface PiAds {
   showAd(type: AdType): Promise<ShowAdResponse>
   isAdReady(type: AdType): Promise<IsAdReadyResponse>
