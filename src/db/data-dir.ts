@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import {
   closeSync,
   existsSync,
@@ -88,6 +88,18 @@ function readIfExists(path: string): string | undefined {
   }
 }
 
+/** Whether a file that cannot be read yet is young enough to be still being written (or is gone already). */
+function isFresh(path: string): boolean {
+  try {
+    return Date.now() - statSync(path).mtimeMs < FRESH_LOCK_MS
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return true
+    throw error
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
 /**
  * Takes the data directory for this process, or throws DataDirInUseError naming the process that
  * has it. A lock left by a process that died (SIGKILL, a crash) is taken over. Answers the release.
@@ -99,6 +111,7 @@ export async function lockDataDir(dataDir: string): Promise<() => void> {
   for (let attempt = 0; attempt < 100; attempt++) {
     try {
       writeFileSync(path, content, { flag: 'wx', mode: 0o600 })
+      removeLeftoverClaims(dataDir)
       return () => {
         if (readIfExists(path) === content) unlinkSync(path)
       }
@@ -108,8 +121,8 @@ export async function lockDataDir(dataDir: string): Promise<() => void> {
     const text = readIfExists(path)
     if (text === undefined) continue
     const holder = parseHolder(text)
-    if (holder === undefined && Date.now() - statSync(path).mtimeMs < FRESH_LOCK_MS) {
-      await new Promise((resolve) => setTimeout(resolve, 50))
+    if (holder === undefined && isFresh(path)) {
+      await sleep(50)
       continue
     }
     if (holder !== undefined && isAlive(holder)) {
@@ -118,26 +131,58 @@ export async function lockDataDir(dataDir: string): Promise<() => void> {
           `(stop that process, or remove ${path} if it is not a Plinth)`,
       )
     }
-    // Its holder is gone: move it aside and check it is the lock that was judged before dropping it.
-    const aside = `${path}.stale-${randomBytes(6).toString('hex')}`
-    try {
-      renameSync(path, aside)
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue
-      throw error
-    }
-    if (readIfExists(aside) !== text) {
-      // Another process took the lock in between: put its lock back.
-      try {
-        renameSync(aside, path)
-      } catch {
-        // It can be taken again by the loop; nothing else to do.
-      }
-      continue
-    }
-    unlinkSync(aside)
+    // Its holder is gone: remove it, unless another starter is doing so (then look again shortly).
+    if (!removeStaleLock(path, text, content)) await sleep(20)
   }
   throw new DataDirInUseError(`could not lock the embedded database in ${dataDir}: its lock file keeps changing`)
+}
+
+const CLAIM_INFIX = '.takeover-'
+
+/**
+ * Removes the lock file if it still holds `text`, a lock judged stale; answers false when another
+ * living starter is removing it. "Remove the file if it still holds this" is not one atomic step,
+ * and a starter that checked, then removed, could remove the lock a faster starter had just taken
+ * (two winners). So the removal is claimed first: a claim file named after the stale lock, created
+ * exclusively. Of the starters that judged the lock stale, one living one at a time holds a claim,
+ * and nothing else removes a stale lock (its holder is dead), so the lock cannot change between
+ * the claimant's check and its removal. A claim whose claimant died is passed over by the next
+ * claim number. Claims are removed with the lock; a later claim for the same lock finds it gone.
+ */
+function removeStaleLock(path: string, text: string, identity: string): boolean {
+  const base = `${path}${CLAIM_INFIX}${createHash('sha256').update(text).digest('hex').slice(0, 16)}`
+  const passed: string[] = []
+  for (let number = 0; number < 100; number++) {
+    const claim = `${base}.${number}`
+    try {
+      writeFileSync(claim, identity, { flag: 'wx', mode: 0o600 })
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      const claimText = readIfExists(claim)
+      if (claimText === undefined) return false
+      const claimant = parseHolder(claimText)
+      if (claimant === undefined ? isFresh(claim) : isAlive(claimant)) return false
+      passed.push(claim)
+      continue
+    }
+    try {
+      if (readIfExists(path) === text) unlinkSync(path)
+    } finally {
+      for (const file of [...passed, claim]) rmSync(file, { force: true })
+    }
+    return true
+  }
+  return false
+}
+
+/**
+ * Claims left by starters that died while taking over a stale lock. Once this process holds the
+ * lock, every claim is for a lock that is gone for good, and no claimant can remove ours.
+ */
+function removeLeftoverClaims(dataDir: string): void {
+  for (const name of readdirSync(dataDir)) {
+    if (name.startsWith(`${LOCK_FILE}${CLAIM_INFIX}`)) rmSync(join(dataDir, name), { force: true })
+  }
 }
 
 function fsyncPath(path: string): void {

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, it } from 'node:test'
+import crypto, { createHash } from 'node:crypto'
+import { syncBuiltinESMExports } from 'node:module'
+import { after, before, describe, it, mock } from 'node:test'
 import { Keypair } from '@stellar/stellar-base'
 import { keyPrincipal } from '../../src/http/auth.js'
 import { json, sandbox, startPlatform, type TestPlatform, uniqueName } from '../helpers/platform.js'
@@ -195,6 +197,36 @@ describe('sandbox API with PLINTH_ADMIN_TOKEN', () => {
       payload: { name: 'x' },
     })
     assert.equal(ok.statusCode, 201)
+  })
+
+  it('checks the X-Admin-Token with crypto.timingSafeEqual over SHA-256 digests, a token of another length too', async () => {
+    const timingSafeEqual = mock.method(crypto, 'timingSafeEqual')
+    // src/lib/crypto.ts imports it by name: make the named export the spy.
+    syncBuiltinESMExports()
+    const digest = (text: string) => createHash('sha256').update(text).digest()
+    try {
+      for (const [given, status] of [
+        ['x', 401],
+        [`${adminToken}-and-more`, 401],
+        [adminToken.replace(/.$/, '!'), 401],
+        [adminToken, 201],
+      ] as const) {
+        const response = await platform.app.inject({
+          method: 'POST',
+          url: '/sandbox/apps',
+          headers: { 'x-admin-token': given },
+          payload: { name: 'x' },
+        })
+        assert.equal(response.statusCode, status, response.body)
+        const compared = timingSafeEqual.mock.calls.filter(
+          (call) => digest(given).equals(call.arguments[0] as Buffer) && digest(adminToken).equals(call.arguments[1] as Buffer),
+        )
+        assert.equal(compared.length, 1, `the token of ${given.length} characters is compared once, by digest`)
+      }
+    } finally {
+      timingSafeEqual.mock.restore()
+      syncBuiltinESMExports()
+    }
   })
 })
 

@@ -80,4 +80,11 @@ describe('the server process', () => {
     assert.equal((await bad.exited).code, 78)
     assert.match(bad.output(), /configuration error: PORT must be a whole number/)
   })
+
+  it('refuses to start on PostgreSQL without PLINTH_SECRET_KEY (processes sharing a database never generate their own keys)', async () => {
+    // Nothing listens on port 1: the refusal comes before any connection.
+    const keyless = startServer(0, { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/plinth' })
+    assert.equal((await keyless.exited).code, 78)
+    assert.match(keyless.output(), /configuration error: PLINTH_SECRET_KEY is required with DATABASE_URL/)
+  })
 })

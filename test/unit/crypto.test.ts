@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
-import { describe, it } from 'node:test'
+import crypto, { createHash, randomBytes } from 'node:crypto'
+import { syncBuiltinESMExports } from 'node:module'
+import { describe, it, mock } from 'node:test'
 import { constantTimeEqual, decryptSecret, encryptSecret, newId, newSecret, newUid, sha256Hex } from '../../src/lib/crypto.js'
 
 describe('crypto', () => {
@@ -24,6 +25,32 @@ describe('crypto', () => {
     assert.equal(constantTimeEqual('token', 'tokeN'), false)
     assert.equal(constantTimeEqual('token', 'token-longer'), false)
     assert.equal(constantTimeEqual('', ''), true)
+  })
+
+  it('compares with crypto.timingSafeEqual on the two SHA-256 digests, whatever the lengths (no early answer on a length difference)', () => {
+    const timingSafeEqual = mock.method(crypto, 'timingSafeEqual')
+    // src/lib/crypto.ts imports it by name: make the named export the spy.
+    syncBuiltinESMExports()
+    try {
+      const cases: [string, string, boolean][] = [
+        ['token', 'token', true],
+        ['token', 'tokeN', false],
+        ['token', 'token-longer', false],
+        ['', 'x'.repeat(10_000), false],
+        ['', '', true],
+      ]
+      for (const [a, b, expected] of cases) {
+        const before = timingSafeEqual.mock.callCount()
+        assert.equal(constantTimeEqual(a, b), expected)
+        assert.equal(timingSafeEqual.mock.callCount(), before + 1, `one timingSafeEqual for ${a.length} and ${b.length} characters`)
+        const call = timingSafeEqual.mock.calls.at(-1)
+        assert.deepEqual(call?.arguments, [createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest()])
+        assert.equal(call?.result, expected)
+      }
+    } finally {
+      timingSafeEqual.mock.restore()
+      syncBuiltinESMExports()
+    }
   })
 
   it('seals and opens a secret, and refuses a wrong key, a wrong context or a changed byte', () => {
