@@ -19,6 +19,12 @@ import { isOpenPaymentConflict, type PaymentRow, paymentsRepo } from './payments
  * the platform's own and never leaves the server.
  */
 export const PAYMENT_NOT_LINKED = 'tx_payment_not_linked'
+/**
+ * The result code of a transaction from a payment's payer, with that payment's identifier as its
+ * memo, applied before the app approved the payment: the ledger refuses it and nothing moves.
+ * Plinth's own code (Stellar has none for it); docs/ledger.md lists it.
+ */
+export const PAYMENT_NOT_APPROVED = 'tx_payment_not_approved'
 
 /** What payments need of the ledger: narrow, so the ledger never depends on payments. */
 export interface PaymentsLedger {
@@ -390,14 +396,15 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
      * memo is a payment's identifier and whose source is that payment's payer is linked to it,
      * verified when recipient, amount and network match too. A transaction from another
      * account is not the payer's and never links, so nobody can block a payment by sending
-     * something with its memo. A payment links one transaction at most.
+     * something with its memo. A payment links one transaction at most. A user-to-app payment
+     * the app has not approved takes none: `not_approved`, and the ledger refuses the transaction.
      */
-    async linkTransaction(trx: Kysely<DB>, tx: LinkableTransaction): Promise<void> {
-      if (tx.memoType !== 'text' || tx.memo === null) return
+    async linkTransaction(trx: Kysely<DB>, tx: LinkableTransaction): Promise<'linked' | 'not_linked' | 'not_approved'> {
+      if (tx.memoType !== 'text' || tx.memo === null) return 'not_linked'
       const [op] = tx.operations
       const single =
         tx.operations.length === 1 && op !== undefined && op.type === 'payment' && op.from === tx.sourceAccount ? op : undefined
-      await paymentsRepo(trx).linkFromPayer(
+      return paymentsRepo(trx).linkFromPayer(
         tx.memo,
         {
           txid: tx.hash,
