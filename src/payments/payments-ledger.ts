@@ -21,14 +21,11 @@ export function linkPayments(payments: () => Pick<PaymentsService, 'linkTransact
 }
 
 /** Payments' narrow view of the ledger: refusals become values, not exceptions. */
-export function paymentsLedger(ledger: Pick<LedgerService, 'getAccount' | 'submit' | 'getTransaction'>): PaymentsLedger {
+export function paymentsLedger(ledger: Pick<LedgerService, 'submitSigned' | 'getTransaction'>): PaymentsLedger {
   return {
-    async accountSequence(address) {
-      return (await ledger.getAccount(address))?.sequence
-    },
-    async submit(envelopeXdr, forPayment) {
+    async submit(source, sign, forPayment) {
       try {
-        const applied = await ledger.submit(envelopeXdr, {
+        const applied = await ledger.submitSigned(source, sign, {
           // Money the platform moves for a payment must end up linked to it, or not move at all.
           afterApply: async (trx, tx) => {
             if ((await paymentsRepo(trx).linkedTxid(forPayment)) === tx.hash) return

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { InjectOptions } from 'fastify'
 import { ApiError } from '../../src/http/errors.js'
+import { refused } from '../../src/ledger/ledger-errors.js'
 import { ledgerServiceFactory } from '../../src/ledger/ledger-service.js'
 import { linkPayments, paymentsLedger } from '../../src/payments/payments-ledger.js'
 import { paymentsServiceFactory } from '../../src/payments/payments-service.js'
@@ -107,6 +108,27 @@ describe('payments', () => {
     return { app, user, token: auth.accessToken, uid: auth.user.uid, server: asApp(app, on), client: asUser(auth.accessToken, on) }
   }
   const order = { memo: 'A reward', metadata: { order: 42 } }
+  /** The payments service as app.ts wires it, over the given ledger (signing with the scene's user's seed). */
+  const paymentsOver = (s: Scene, ledger: Parameters<typeof paymentsLedger>[0]) =>
+    paymentsServiceFactory({
+      db: platform.db,
+      clock: platform.clock,
+      publicUrl: 'http://plinth.test',
+      approvalWindowMs: 60_000,
+      ledger: paymentsLedger(ledger),
+      userSeed: async () => s.user.wallet.seed,
+    })
+  /** The access token principal of a scene's user, for calling the payments service directly. */
+  const principalOf = (s: Scene) => ({
+    kind: 'token' as const,
+    tokenId: 'test',
+    appId: s.app.app_id,
+    userId: s.user.user_id,
+    uid: s.uid,
+    username: s.user.username,
+    scopes: A2U_SCOPES,
+    expiresAt: new Date(Date.now() + 3_600_000),
+  })
 
   function assertError(result: { status: number; body: unknown }, status: number, code: string): ErrorBody {
     const body = result.body as ErrorBody
@@ -366,37 +388,19 @@ describe('payments', () => {
       const before = await ledgerAccount(platform.app, s.user.wallet.address)
       // The platform as app.ts wires it, but the app's cancel commits just before the ledger applies
       // the user's transaction (the window between the submit's read and the ledger's apply).
-      const payments = paymentsServiceFactory({
-        db: platform.db,
-        clock: platform.clock,
-        publicUrl: 'http://plinth.test',
-        approvalWindowMs: 60_000,
-        ledger: paymentsLedger({
-          getAccount: (address) => ledger.getAccount(address),
-          getTransaction: (hash) => ledger.getTransaction(hash),
-          submit: async (envelope, options) => {
-            assert.equal((await s.server.cancel(p.identifier)).status, 200)
-            return ledger.submit(envelope, options)
-          },
-        }),
-        userSeed: async () => s.user.wallet.seed,
+      const payments = paymentsOver(s, {
+        getTransaction: (hash) => ledger.getTransaction(hash),
+        submitSigned: async (source, sign, options) => {
+          assert.equal((await s.server.cancel(p.identifier)).status, 200)
+          return ledger.submitSigned(source, sign, options)
+        },
       })
       const ledger = ledgerServiceFactory({
         db: platform.db,
         clock: platform.clock,
         onTransactionApplied: linkPayments(() => payments),
       })
-      const principal = {
-        kind: 'token' as const,
-        tokenId: 'test',
-        appId: s.app.app_id,
-        userId: s.user.user_id,
-        uid: s.uid,
-        username: s.user.username,
-        scopes: A2U_SCOPES,
-        expiresAt: new Date(Date.now() + 3_600_000),
-      }
-      await assert.rejects(payments.submit(principal, p.identifier), (error: unknown) => {
+      await assert.rejects(payments.submit(principalOf(s), p.identifier), (error: unknown) => {
         assert.ok(error instanceof ApiError)
         assert.equal(error.code, 'cancelled_payment')
         return true
@@ -406,6 +410,34 @@ describe('payments', () => {
       assert.equal(read.transaction, null)
       const stored = await platform.db.selectFrom('ledger_transactions').select('hash').where('memo', '=', p.identifier).execute()
       assert.deepEqual(stored, [])
+    })
+
+    it("answers 503 wallet_busy with Retry-After, never transaction_failed, when the wallet's sequence keeps being taken; nothing moves", async () => {
+      const s = await scene()
+      const p = (await s.client.create({ amount: 1, memo: 'x', metadata: {} })).body
+      await s.server.approve(p.identifier)
+      const before = await ledgerAccount(platform.app, s.user.wallet.address)
+      let attempts = 0
+      // The user's own transactions take the wallet's sequence number every time the platform signs.
+      const payments = paymentsOver(s, {
+        getTransaction: async () => undefined,
+        submitSigned: async () => {
+          attempts += 1
+          throw refused({ transaction: 'tx_bad_seq', detail: 'The sequence number was used meanwhile.' }, '')
+        },
+      })
+      await assert.rejects(payments.submit(principalOf(s), p.identifier), (error: unknown) => {
+        assert.ok(error instanceof ApiError)
+        assert.equal(error.code, 'wallet_busy')
+        assert.equal(error.statusCode, 503)
+        assert.equal(error.retryAfterSeconds, 1)
+        return true
+      })
+      assert.ok(attempts > 1, 'it tried again before answering busy')
+      assert.deepEqual(await ledgerAccount(platform.app, s.user.wallet.address), before)
+      assert.equal((await s.server.get(p.identifier)).body.transaction, null)
+      // The same call through the platform's own ledger then pays.
+      assert.equal((await s.client.submit(p.identifier)).body.transaction?.verified, true)
     })
 
     it('lets the user cancel before paying, after which approve is refused', async () => {
