@@ -26,7 +26,7 @@ import { ledgerServiceFactory } from './ledger/ledger-service.js'
 import { ledgerWallets } from './ledger/wallets.js'
 import { notificationsRoutes, notificationsSandboxRoutes } from './notifications/notifications-routes.js'
 import { notificationsServiceFactory } from './notifications/notifications-service.js'
-import { paymentsLedger } from './payments/payments-ledger.js'
+import { linkPayments, paymentsLedger } from './payments/payments-ledger.js'
 import { clientPaymentsRoutes, paymentsRoutes } from './payments/payments-routes.js'
 import { paymentsServiceFactory } from './payments/payments-service.js'
 import { sandboxRoutes } from './sandbox/sandbox-routes.js'
@@ -185,8 +185,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
 
   // The ledger calls payments back inside the transaction that applies a ledger transaction,
-  // so a payment's link commits with the transaction that pays it.
-  const ledger = ledgerServiceFactory({ db, clock, onTransactionApplied: (trx, tx) => payments.linkTransaction(trx, tx) })
+  // so a payment's link commits with the transaction that pays it (or the transaction is refused).
+  const ledger = ledgerServiceFactory({ db, clock, onTransactionApplied: linkPayments(() => payments) })
   const wallets = ledgerWallets(ledger)
   // Verified credentials are cached per process; a revocation is dropped at once here (forget, after
   // its transaction committed) and within a second on every process (the feed).

@@ -51,6 +51,7 @@ export const ERROR_STATUS = {
   headers_too_large: 431,
   unknown_error: 500,
   service_unavailable: 503,
+  wallet_busy: 503,
 } as const
 
 export type ErrorCode = keyof typeof ERROR_STATUS
@@ -67,6 +68,15 @@ export class ApiError extends Error {
   ) {
     super(message)
     this.statusCode = ERROR_STATUS[code]
+  }
+
+  /** Seconds the client should wait before trying again: sent as `Retry-After`. */
+  retryAfterSeconds: number | undefined
+
+  /** Marks the error as retryable after `seconds` (sent as `Retry-After`). */
+  retryAfter(seconds: number): this {
+    this.retryAfterSeconds = seconds
+    return this
   }
 
   toBody(): ErrorBodyType {
@@ -137,6 +147,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
       // The body was not read to the end; don't keep the connection for another request.
       reply.header('connection', 'close')
     }
+    if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds))
     // Set here too: an error can come before the onRequest hook that sets it has run.
     reply.header('x-content-type-options', 'nosniff')
     return reply.code(error.statusCode).type('application/json; charset=utf-8').send(error.toBody())

@@ -56,6 +56,9 @@ export interface Totals {
   mismatched_accounts: number
 }
 
+/** The advisory lock class of the platform's signing locks (an arbitrary constant of its own). */
+const SIGNER_LOCK_CLASS = 0x504c5331
+
 const text = (column: string) => sql<string>`${sql.ref(column)}::text`
 
 export function ledgerRepo(db: Kysely<DB>) {
@@ -110,6 +113,15 @@ export function ledgerRepo(db: Kysely<DB>) {
 
     async insertFunding(address: string, amount: string, at: Date): Promise<void> {
       await db.insertInto('ledger_fundings').values({ address, amount, created_at: at }).execute()
+    },
+
+    /**
+     * Serialises the platform's own signing for one account until the end of the database
+     * transaction: a transaction-scoped advisory lock (class SIGNER_LOCK_CLASS, object a hash of
+     * the address; two accounts sharing a hash only wait for each other). Taken before any row lock.
+     */
+    async lockSigner(address: string): Promise<void> {
+      await sql`select pg_advisory_xact_lock(${SIGNER_LOCK_CLASS}::int, hashtext(${address}))`.execute(db)
     },
 
     /**

@@ -12,6 +12,7 @@ import {
   applyToAccounts,
   authorize,
   checkStateless,
+  type DecodedTransaction,
   decodeEnvelope,
   involvedAccounts,
   isAccountId,
@@ -178,6 +179,14 @@ function positiveAmount(amount: string): string {
   return formatAmount(stroops)
 }
 
+/** An envelope decoded and checked as far as it can be without the database. */
+interface Checked {
+  tx: DecodedTransaction
+  auth: { network: LedgerNetwork; hash: Buffer }
+  hash: string
+  now: Date
+}
+
 function requireAccountId(address: string): void {
   if (!isAccountId(address)) throw new Error(`"${address.slice(0, 60)}" is not a ledger account id (G…)`)
 }
@@ -196,6 +205,109 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
     }
     const cursor = query.cursor === undefined ? undefined : BigInt(query.cursor)
     return { order: query.order, limit: query.limit, bound: cursor === undefined ? undefined : ledgerBound(cursor, query.order, kind) }
+  }
+
+  /** Decodes and checks an envelope as far as it can be without the database: shape, time bounds, fee, signatures. */
+  function check(envelopeXdr: string): Checked {
+    const decoded = decodeEnvelope(envelopeXdr)
+    if (!decoded.ok) throw malformed(decoded.detail, envelopeXdr)
+    const tx = decoded.tx
+    const now = clock.now()
+    const early = checkStateless(tx, BigInt(Math.floor(now.getTime() / 1000)))
+    if (early !== undefined) throw refused(early, tx.envelopeXdr)
+    const auth = authorize(tx)
+    if (isRefusal(auth)) throw refused(auth, tx.envelopeXdr)
+    return { tx, auth, hash: auth.hash.toString('hex'), now }
+  }
+
+  /** Applies a checked transaction inside `trx`: locks its accounts, moves the balances and the sequence, records it, runs the hooks. */
+  async function apply(trx: Kysely<DB>, checked: Checked, options: { afterApply?: OnTransactionApplied }): Promise<SubmittedTransaction> {
+    const { tx, auth, hash, now } = checked
+    const txRepo = ledgerRepo(trx)
+
+    const locked = await txRepo.lockAccounts(involvedAccounts(tx))
+    const accounts = new Map<string, AccountState>(
+      locked.accounts.map((row) => [row.address, { balance: parseStoredAmount(row.balance), sequence: BigInt(row.sequence) }]),
+    )
+    const effects = applyToAccounts(tx, accounts)
+    if (isRefusal(effects)) throw refused(effects, tx.envelopeXdr)
+
+    const source = accounts.get(tx.source)
+    // applyToAccounts refuses a transaction without a source account, so the lock found it and drew the ledger number.
+    const ledger = locked.ledger
+    if (source === undefined || ledger === undefined)
+      throw new Error('applyToAccounts accepted a transaction whose source account is not locked')
+    // Every moved balance, and the source's (its sequence moves even if its balance would not).
+    const deltas = new Map<string, bigint>([[tx.source, 0n]])
+    for (const [address, balance] of effects.balances) deltas.set(address, balance - (accounts.get(address)?.balance ?? 0n))
+    const updated = await txRepo.applyToAccounts(
+      { address: tx.source, expected: source.sequence.toString(), next: tx.sequence.toString() },
+      [...deltas].map(([address, delta]) => [address, formatAmount(delta)] as const),
+      ledger,
+    )
+    // The rows are locked, so every condition holds; they stay as the database's own guard.
+    if (!updated.has(tx.source)) {
+      throw refused({ transaction: 'tx_bad_seq', detail: 'The sequence number was used meanwhile.' }, tx.envelopeXdr)
+    }
+    const short = [...deltas.keys()].find((address) => !updated.has(address))
+    if (short !== undefined) {
+      throw refused({ transaction: 'tx_insufficient_balance', detail: `The balance of ${short} changed meanwhile.` }, tx.envelopeXdr)
+    }
+
+    const operations: AppliedOperation[] = effects.payments.map((p) => ({
+      type: 'payment',
+      from: p.from,
+      to: p.to,
+      amount: formatAmount(p.amount),
+    }))
+    const row: TransactionRow = {
+      hash,
+      ledger,
+      network: auth.network,
+      source_account: tx.source,
+      source_account_sequence: tx.sequence.toString(),
+      fee_charged: effects.feeCharged.toString(),
+      max_fee: tx.maxFee.toString(),
+      operation_count: tx.operations.length,
+      memo: tx.memo.value,
+      memo_type: tx.memo.type,
+      envelope_xdr: tx.envelopeXdr,
+      result_xdr: transactionResultXdr(
+        effects.feeCharged,
+        'tx_success',
+        tx.operations.map((): OpCode => 'op_success'),
+      ),
+      created_at: now,
+    }
+    try {
+      await txRepo.insertTransactionWithOperations(
+        row,
+        operations.map((op, index) => ({ transaction_hash: hash, index, ...op, created_at: now })),
+      )
+    } catch (error) {
+      // The hash is the key of both tables: either conflict means the transaction was applied before.
+      if (isUniqueViolation(error)) {
+        throw refused({ transaction: 'tx_bad_seq', detail: 'This transaction was already applied.' }, tx.envelopeXdr)
+      }
+      throw error
+    }
+
+    const submitted: SubmittedTransaction = { ...toTransaction(row), operations }
+    const applied: AppliedTransaction = {
+      hash,
+      ledger,
+      network: auth.network,
+      sourceAccount: tx.source,
+      memo: row.memo,
+      memoType: row.memo_type,
+      operations: operations.map((op) => ({ ...op })),
+      createdAt: now,
+      feeCharged: row.fee_charged,
+    }
+    if (onTransactionApplied !== undefined) await onTransactionApplied(trx, applied)
+    // The submitter's own condition, checked last, in the same transaction: if it throws, nothing is kept.
+    if (options.afterApply !== undefined) await options.afterApply(trx, applied)
+    return submitted
   }
 
   return {
@@ -236,102 +348,33 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
      * condition of its own, checked inside the applying transaction after every other hook.
      */
     async submit(envelopeXdr: string, options: { afterApply?: OnTransactionApplied } = {}): Promise<SubmittedTransaction> {
-      const decoded = decodeEnvelope(envelopeXdr)
-      if (!decoded.ok) throw malformed(decoded.detail, envelopeXdr)
-      const tx = decoded.tx
-      const now = clock.now()
-      const early = checkStateless(tx, BigInt(Math.floor(now.getTime() / 1000)))
-      if (early !== undefined) throw refused(early, tx.envelopeXdr)
       // Signatures are checked before the database transaction: no connection waits on crypto.
-      const auth = authorize(tx)
-      if (isRefusal(auth)) throw refused(auth, tx.envelopeXdr)
-      const hash = auth.hash.toString('hex')
+      const checked = check(envelopeXdr)
+      return inTransaction(db, (trx) => apply(trx, checked, options))
+    },
 
+    /**
+     * Signs and applies a transaction of `source` that the platform signs itself (a user's
+     * payment), in one database transaction that first takes the account's signing lock and
+     * then reads its sequence number for `sign`: two such transactions of one account, on any
+     * number of processes, never draw the same number, so they never refuse each other. A
+     * transaction someone else signed for the account can still take the number meanwhile
+     * (tx_bad_seq, as for any submitter). Missing account: tx_no_source_account.
+     */
+    async submitSigned(
+      source: string,
+      sign: (sequence: string) => string,
+      options: { afterApply?: OnTransactionApplied } = {},
+    ): Promise<SubmittedTransaction> {
       return inTransaction(db, async (trx) => {
         const txRepo = ledgerRepo(trx)
-        const locked = await txRepo.lockAccounts(involvedAccounts(tx))
-        const accounts = new Map<string, AccountState>(
-          locked.accounts.map((row) => [row.address, { balance: parseStoredAmount(row.balance), sequence: BigInt(row.sequence) }]),
-        )
-        const effects = applyToAccounts(tx, accounts)
-        if (isRefusal(effects)) throw refused(effects, tx.envelopeXdr)
-
-        const source = accounts.get(tx.source)
-        // applyToAccounts refuses a transaction without a source account, so the lock found it and drew the ledger number.
-        const ledger = locked.ledger
-        if (source === undefined || ledger === undefined)
-          throw new Error('applyToAccounts accepted a transaction whose source account is not locked')
-        // Every moved balance, and the source's (its sequence moves even if its balance would not).
-        const deltas = new Map<string, bigint>([[tx.source, 0n]])
-        for (const [address, balance] of effects.balances) deltas.set(address, balance - (accounts.get(address)?.balance ?? 0n))
-        const updated = await txRepo.applyToAccounts(
-          { address: tx.source, expected: source.sequence.toString(), next: tx.sequence.toString() },
-          [...deltas].map(([address, delta]) => [address, formatAmount(delta)] as const),
-          ledger,
-        )
-        // The rows are locked, so every condition holds; they stay as the database's own guard.
-        if (!updated.has(tx.source)) {
-          throw refused({ transaction: 'tx_bad_seq', detail: 'The sequence number was used meanwhile.' }, tx.envelopeXdr)
+        await txRepo.lockSigner(source)
+        // Read after the lock is granted (a statement of its own, so a snapshot taken after it).
+        const account = await txRepo.findAccount(source)
+        if (account === undefined) {
+          throw refused({ transaction: 'tx_no_source_account', detail: `The account ${source} does not exist.` }, '')
         }
-        const short = [...deltas.keys()].find((address) => !updated.has(address))
-        if (short !== undefined) {
-          throw refused({ transaction: 'tx_insufficient_balance', detail: `The balance of ${short} changed meanwhile.` }, tx.envelopeXdr)
-        }
-
-        const operations: AppliedOperation[] = effects.payments.map((p) => ({
-          type: 'payment',
-          from: p.from,
-          to: p.to,
-          amount: formatAmount(p.amount),
-        }))
-        const row: TransactionRow = {
-          hash,
-          ledger,
-          network: auth.network,
-          source_account: tx.source,
-          source_account_sequence: tx.sequence.toString(),
-          fee_charged: effects.feeCharged.toString(),
-          max_fee: tx.maxFee.toString(),
-          operation_count: tx.operations.length,
-          memo: tx.memo.value,
-          memo_type: tx.memo.type,
-          envelope_xdr: tx.envelopeXdr,
-          result_xdr: transactionResultXdr(
-            effects.feeCharged,
-            'tx_success',
-            tx.operations.map((): OpCode => 'op_success'),
-          ),
-          created_at: now,
-        }
-        try {
-          await txRepo.insertTransactionWithOperations(
-            row,
-            operations.map((op, index) => ({ transaction_hash: hash, index, ...op, created_at: now })),
-          )
-        } catch (error) {
-          // The hash is the key of both tables: either conflict means the transaction was applied before.
-          if (isUniqueViolation(error)) {
-            throw refused({ transaction: 'tx_bad_seq', detail: 'This transaction was already applied.' }, tx.envelopeXdr)
-          }
-          throw error
-        }
-
-        const submitted: SubmittedTransaction = { ...toTransaction(row), operations }
-        const applied: AppliedTransaction = {
-          hash,
-          ledger,
-          network: auth.network,
-          sourceAccount: tx.source,
-          memo: row.memo,
-          memoType: row.memo_type,
-          operations: operations.map((op) => ({ ...op })),
-          createdAt: now,
-          feeCharged: row.fee_charged,
-        }
-        if (onTransactionApplied !== undefined) await onTransactionApplied(trx, applied)
-        // The submitter's own condition, checked last, in the same transaction: if it throws, nothing is kept.
-        if (options.afterApply !== undefined) await options.afterApply(trx, applied)
-        return submitted
+        return apply(trx, check(sign(account.sequence)), options)
       })
     },
 

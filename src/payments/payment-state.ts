@@ -44,11 +44,16 @@ const APPLY: Decision = { kind: 'apply' }
 const REPLAY: Decision = { kind: 'replay' }
 const refuse = (code: RefusalCode, message: string): Decision => ({ kind: 'refuse', code, message })
 
-/** An unapproved user-to-app payment is cancelled by the platform once its approval window has passed. */
+/**
+ * An unapproved user-to-app payment is cancelled by the platform once its approval window has
+ * passed. Never one with a transaction: the ledger refuses transactions for unapproved payments,
+ * and one linked before that rule moved the user's money, so it must stay completable.
+ */
 export function approvalExpired(state: PaymentState, now: Date, windowMs: number): boolean {
   return (
     state.direction === 'user_to_app' &&
     !state.developer_approved &&
+    state.txid === null &&
     !state.cancelled &&
     !state.user_cancelled &&
     now.getTime() - state.created_at.getTime() >= windowMs

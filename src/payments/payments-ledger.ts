@@ -1,17 +1,31 @@
 import { LedgerError, problem } from '../ledger/ledger-errors.js'
-import type { LedgerService } from '../ledger/ledger-service.js'
+import type { LedgerService, OnTransactionApplied } from '../ledger/ledger-service.js'
 import { paymentsRepo } from './payments-repo.js'
-import { PAYMENT_NOT_LINKED, type PaymentsLedger } from './payments-service.js'
+import { PAYMENT_NOT_APPROVED, PAYMENT_NOT_LINKED, type PaymentsLedger, type PaymentsService } from './payments-service.js'
+
+/**
+ * The ledger's `onTransactionApplied` hook: links the payment a transaction pays, and refuses a
+ * transaction that pays a user-to-app payment its app has not approved (it rolls back: nothing
+ * moves). Money never moves for a payment that cannot take it yet, so the approval window can
+ * cancel such a payment without ever cancelling a paid one.
+ */
+export function linkPayments(payments: () => Pick<PaymentsService, 'linkTransaction'>): OnTransactionApplied {
+  return async (trx, tx) => {
+    if ((await payments().linkTransaction(trx, tx)) !== 'not_approved') return
+    throw new LedgerError(
+      problem('transaction_failed', `The transaction was refused: the app has not approved payment ${tx.memo ?? ''} yet.`, {
+        result_codes: { transaction: PAYMENT_NOT_APPROVED },
+      }),
+    )
+  }
+}
 
 /** Payments' narrow view of the ledger: refusals become values, not exceptions. */
-export function paymentsLedger(ledger: Pick<LedgerService, 'getAccount' | 'submit' | 'getTransaction'>): PaymentsLedger {
+export function paymentsLedger(ledger: Pick<LedgerService, 'submitSigned' | 'getTransaction'>): PaymentsLedger {
   return {
-    async accountSequence(address) {
-      return (await ledger.getAccount(address))?.sequence
-    },
-    async submit(envelopeXdr, forPayment) {
+    async submit(source, sign, forPayment) {
       try {
-        const applied = await ledger.submit(envelopeXdr, {
+        const applied = await ledger.submitSigned(source, sign, {
           // Money the platform moves for a payment must end up linked to it, or not move at all.
           afterApply: async (trx, tx) => {
             if ((await paymentsRepo(trx).linkedTxid(forPayment)) === tx.hash) return

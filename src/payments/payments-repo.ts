@@ -219,6 +219,8 @@ export function paymentsRepo(db: Kysely<DB>) {
         .where('direction', '=', 'user_to_app')
         .where('developer_approved', '=', false)
         .where(OPEN)
+        // A payment with a transaction was paid (before the rule that refuses it): never cancel it here.
+        .where('txid', 'is', null)
         .where('created_at', '<=', new Date(now.getTime() - windowMs))
       await ('identifier' in which ? due.where('identifier', '=', which.identifier) : due.where('app_id', '=', which.appId)).execute()
     },
@@ -226,26 +228,35 @@ export function paymentsRepo(db: Kysely<DB>) {
     /**
      * Links a ledger transaction sent by `payer` to the open, unlinked payment `identifier`, in one
      * statement; verified when its single payment matches the payment's recipient, exact amount
-     * and network. Answers whether it linked.
+     * and network. A user-to-app payment the app has not approved takes no transaction: the answer
+     * says so, and the ledger refuses the transaction (docs/payments.md). The statement matches
+     * the payer's payment whatever its state, so it waits for a concurrent approve or cancel of it
+     * and decides on the state that move left.
      */
     async linkFromPayer(
       identifier: string,
       link: { txid: string; payer: string; network: string; payment: { to: string; amount: string } | undefined },
       now: Date,
-    ): Promise<boolean> {
+    ): Promise<'linked' | 'not_linked' | 'not_approved'> {
       const { payment } = link
       const verified =
         payment === undefined
           ? sql<boolean>`false`
           : sql<boolean>`(to_address = ${payment.to} and amount = cast(${payment.amount} as numeric) and network = ${link.network})`
-      const result = await update()
-        .set({ txid: link.txid, tx_verified: verified, tx_linked_at: now })
+      const unapproved = sql<boolean>`(direction = 'user_to_app' and not developer_approved)`
+      const links = sql<boolean>`(txid is null and ${OPEN} and not ${unapproved})`
+      const row = await update()
+        .set({
+          txid: sql<string>`case when ${links} then ${link.txid} else txid end`,
+          tx_verified: sql<boolean>`case when ${links} then ${verified} else tx_verified end`,
+          tx_linked_at: sql<Date>`case when ${links} then ${now}::timestamptz else tx_linked_at end`,
+        })
         .where('identifier', '=', identifier)
-        .where('txid', 'is', null)
         .where('from_address', '=', link.payer)
-        .where(OPEN)
+        .returning([sql<boolean>`txid = ${link.txid}`.as('linked'), unapproved.as('unapproved')])
         .executeTakeFirst()
-      return result.numUpdatedRows === 1n
+      if (row === undefined) return 'not_linked'
+      return row.linked ? 'linked' : row.unapproved ? 'not_approved' : 'not_linked'
     },
 
     /** The app's app-to-user payments not yet completed nor cancelled, oldest first. */

@@ -183,7 +183,8 @@ export function clientPaymentsRoutes(app: FastifyInstance, deps: { payments: Pay
         operationId: 'clientSubmitPayment',
         summary: 'Pay an approved payment: the platform wallet signs the transaction and submits it to the ledger',
         params: PaymentParams,
-        response: paymentResponse,
+        // 503 wallet_busy (with Retry-After): the wallet stayed busy with the user's own transactions.
+        response: { ...paymentResponse, ...errorResponses(401, 404, 409, 503) },
       },
     },
     async (request) => payments.submit(tokenPrincipal(request), request.params.payment_id),

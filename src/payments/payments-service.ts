@@ -19,13 +19,24 @@ import { isOpenPaymentConflict, type PaymentRow, paymentsRepo } from './payments
  * the platform's own and never leaves the server.
  */
 export const PAYMENT_NOT_LINKED = 'tx_payment_not_linked'
+/**
+ * The result code of a transaction from a payment's payer, with that payment's identifier as its
+ * memo, applied before the app approved the payment: the ledger refuses it and nothing moves.
+ * Plinth's own code (Stellar has none for it); docs/ledger.md lists it.
+ */
+export const PAYMENT_NOT_APPROVED = 'tx_payment_not_approved'
 
 /** What payments need of the ledger: narrow, so the ledger never depends on payments. */
 export interface PaymentsLedger {
-  accountSequence(address: string): Promise<string | undefined>
-  /** Applies a transaction the platform signed for payment `forPayment`; it applies only if it links to that payment. */
+  /**
+   * Applies a transaction of `source` that `sign` builds and signs with the sequence number the
+   * ledger reads for it, serialised with every other such transaction of `source` (so two
+   * payments of one wallet never take the same number). It applies only if it links to payment
+   * `forPayment`.
+   */
   submit(
-    envelopeXdr: string,
+    source: string,
+    sign: (sequence: string) => string,
     forPayment: string,
   ): Promise<{ ok: true; hash: string } | { ok: false; transaction: string; operations?: string[] }>
   findTransaction(hash: string): Promise<{ memo: string | null; sourceAccount: string } | undefined>
@@ -53,13 +64,15 @@ export const INCOMPLETE_LIST_LIMIT = 200
 const SUBMIT_TIMEOUT_SECONDS = 180
 const BASE_FEE = '100'
 /**
- * How often a submit signs again when another transaction of the same wallet took its sequence
- * number. A user paying several apps at once races with each of them, and every round one of
- * them wins: the bound must exceed the concurrent payments of one wallet, not be a guess of 3.
+ * How often a submit signs again when its sequence number was taken meanwhile. The platform's own
+ * payments of one wallet are serialised by the ledger and never take each other's number; only a
+ * transaction the user signed and submitted themselves at that moment can, so a few tries suffice.
  */
-const SUBMIT_ATTEMPTS = 16
-/** Contenders that lost a sequence number spread out before signing again (milliseconds, times the attempt). */
-const SEQUENCE_BACKOFF_MS = 5
+const SUBMIT_ATTEMPTS = 5
+/** A submit that lost its sequence number waits this long before signing again (milliseconds, times the attempt, randomised). */
+const SEQUENCE_BACKOFF_MS = 20
+/** What `Retry-After` says when the wallet stays busy: contention, never a refusal. */
+const BUSY_RETRY_AFTER_SECONDS = 1
 
 const notFound = (id: string) => new ApiError('payment_not_found', `No payment ${id}.`)
 
@@ -330,23 +343,26 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
         if (decision.kind === 'replay') return dto(row)
         if (decision.kind === 'refuse') throw new ApiError(decision.code, decision.message, { payment: dto(row) })
 
-        const sequence = await ledger.accountSequence(row.from_address)
-        if (sequence === undefined) throw new ApiError('missing_wallet', 'The user has no account on the ledger.')
+        // Opened before the ledger's database transaction: signing inside it is pure computation.
         const seed = await deps.userSeed(principal.userId)
-        const nowSeconds = Math.floor(clock.now().getTime() / 1000)
-        const tx = new TransactionBuilder(new Account(row.from_address, sequence), {
-          fee: BASE_FEE,
-          networkPassphrase: row.network,
-          timebounds: { minTime: 0, maxTime: nowSeconds + SUBMIT_TIMEOUT_SECONDS },
-        })
-          .addOperation(Operation.payment({ destination: row.to_address, asset: Asset.native(), amount: row.amount }))
-          .addMemo(Memo.text(row.identifier))
-          .build()
-        tx.signatures.push(signWithSeed(seed, tx.hash()))
-        const result = await ledger.submit(tx.toEnvelope().toXDR('base64'), id)
+        const sign = (sequence: string): string => {
+          const nowSeconds = Math.floor(clock.now().getTime() / 1000)
+          const tx = new TransactionBuilder(new Account(row.from_address, sequence), {
+            fee: BASE_FEE,
+            networkPassphrase: row.network,
+            timebounds: { minTime: 0, maxTime: nowSeconds + SUBMIT_TIMEOUT_SECONDS },
+          })
+            .addOperation(Operation.payment({ destination: row.to_address, asset: Asset.native(), amount: row.amount }))
+            .addMemo(Memo.text(row.identifier))
+            .build()
+          tx.signatures.push(signWithSeed(seed, tx.hash()))
+          return tx.toEnvelope().toXDR('base64')
+        }
+        const result = await ledger.submit(row.from_address, sign, id)
         if (result.ok) return dto(await readForUser(principal, id))
-        // A concurrent submit (or another payment of this user) took the sequence, or the payment
-        // was cancelled while this was being applied (then nothing moved): look again.
+        if (result.transaction === 'tx_no_source_account') throw new ApiError('missing_wallet', 'The user has no account on the ledger.')
+        // A transaction the user submitted themselves took the sequence, or the payment was
+        // cancelled (or paid) while this was being applied (then nothing moved): look again.
         if (result.transaction === 'tx_bad_seq') {
           await new Promise((resolve) => setTimeout(resolve, Math.random() * SEQUENCE_BACKOFF_MS * (attempt + 1)))
           continue
@@ -365,7 +381,10 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
           { result_codes: codes },
         )
       }
-      throw new ApiError('transaction_failed', 'The ledger kept refusing the transaction sequence; try again.')
+      // Contention, not a refusal: nothing moved, and the same call later will pay.
+      throw new ApiError('wallet_busy', "The user's wallet was busy with other transactions; try again.").retryAfter(
+        BUSY_RETRY_AFTER_SECONDS,
+      )
     },
 
     /** Persists the platform's cancel of every payment of the app whose approval window passed (for listings that read rows directly). */
@@ -387,14 +406,15 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
      * memo is a payment's identifier and whose source is that payment's payer is linked to it,
      * verified when recipient, amount and network match too. A transaction from another
      * account is not the payer's and never links, so nobody can block a payment by sending
-     * something with its memo. A payment links one transaction at most.
+     * something with its memo. A payment links one transaction at most. A user-to-app payment
+     * the app has not approved takes none: `not_approved`, and the ledger refuses the transaction.
      */
-    async linkTransaction(trx: Kysely<DB>, tx: LinkableTransaction): Promise<void> {
-      if (tx.memoType !== 'text' || tx.memo === null) return
+    async linkTransaction(trx: Kysely<DB>, tx: LinkableTransaction): Promise<'linked' | 'not_linked' | 'not_approved'> {
+      if (tx.memoType !== 'text' || tx.memo === null) return 'not_linked'
       const [op] = tx.operations
       const single =
         tx.operations.length === 1 && op !== undefined && op.type === 'payment' && op.from === tx.sourceAccount ? op : undefined
-      await paymentsRepo(trx).linkFromPayer(
+      return paymentsRepo(trx).linkFromPayer(
         tx.memo,
         {
           txid: tx.hash,

@@ -991,6 +991,10 @@ export const SQL_CHECKS: SqlCheck[] = [
             where t.hash = p.txid and t.operation_count = 1 and o."from" = p.from_address and o."to" = p.to_address and o.amount = p.amount)`,
   },
   {
+    name: 'no payment is cancelled with its transaction verified (the money moved for it: it must be completable)',
+    sql: `select identifier from payments where (cancelled or user_cancelled) and txid is not null and tx_verified`,
+  },
+  {
     name: 'no transaction is linked to two payments',
     sql: `select txid from payments where txid is not null group by txid having count(*) > 1`,
   },

@@ -10,6 +10,8 @@ export interface PaymentTx {
   /** Defaults to the account's current sequence (read from the ledger API). */
   sequence?: string
   fee?: string
+  /** Valid this long from the local clock (180 s); 0 for no time bound (for a platform clock moved ahead). */
+  timeoutSeconds?: number
 }
 
 /** Reads an account from the Horizon-style ledger API. */
@@ -31,7 +33,7 @@ export async function buildPayment(app: FastifyInstance, tx: PaymentTx): Promise
     networkPassphrase: tx.network ?? 'Pi Testnet',
   })
     .addOperation(Operation.payment({ destination: tx.to, asset: Asset.native(), amount: tx.amount }))
-    .setTimeout(180)
+    .setTimeout(tx.timeoutSeconds ?? 180)
   if (tx.memo !== undefined) builder = builder.addMemo(Memo.text(tx.memo))
   const built = builder.build()
   built.sign(keypair)

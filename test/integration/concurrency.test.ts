@@ -22,8 +22,24 @@ import { type PlinthProcess, startCluster } from '../helpers/server-process.js'
 const PROCESSES = 3
 /** Racing requests of each kind in a case. */
 const N = 6
+/** Concurrent payments of one wallet to as many apps (the platform signs each with the wallet's sequence). */
+const WALLET_PAYMENTS = 64
 /** The racy payment mixes run this many times each, on fresh payments, to meet more interleavings. */
 const ROUNDS = 3
+/**
+ * Then twice more, in a forced order: each side alone first (answered), then the other. Both
+ * branches of every race are met whatever the timing, and the last test asserts that they were.
+ */
+type Round = number | 'first side first' | 'second side first'
+const RACY_ROUNDS: Round[] = [...Array.from({ length: ROUNDS }, (_, i) => i + 1), 'first side first', 'second side first']
+/** The racy cases and their two branches, as tallied. */
+const BRANCHES: Record<string, [string, string]> = {
+  'approve+cancel': ['approve first', 'cancel first'],
+  'user cancel+approve': ['cancel first', 'approve first'],
+  'submit+cancel': ['paid', 'cancelled'],
+  'a2u tx+cancel': ['linked', 'cancelled'],
+  'submit+create': ['paid', 'replaced'],
+}
 const PUBLIC_URL = 'http://plinth.test'
 const SCOPES = ['username', 'payments', 'wallet_address', 'in_app_notifications']
 
@@ -68,7 +84,15 @@ describe(`concurrency (${TEST_DB === 'postgres' ? `${PROCESSES} server processes
   const serverErrors: string[] = []
   /** Which side won each racy case, for the figures. */
   const outcomes = new Map<string, number>()
-  const tally = (outcome: string) => outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1)
+  /** Counts which branch of a racy case a round met; a forced round must meet the branch its order forces. */
+  const branch = (round: Round, racy: keyof typeof BRANCHES, met: string) => {
+    const [whenFirst, whenSecond] = BRANCHES[racy] as [string, string]
+    assert.ok(met === whenFirst || met === whenSecond, `${racy}: unknown branch ${met}`)
+    if (round === 'first side first') assert.equal(met, whenFirst, `${racy}, ${round}`)
+    if (round === 'second side first') assert.equal(met, whenSecond, `${racy}, ${round}`)
+    const outcome = `${racy}: ${met}`
+    outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1)
+  }
 
   before(async () => {
     if (TEST_DB === 'postgres') {
@@ -227,6 +251,28 @@ describe(`concurrency (${TEST_DB === 'postgres' ? `${PROCESSES} server processes
     await new Promise((resolve) => setTimeout(resolve, (round - 1) * 60))
     return fire()
   }
+  /**
+   * One round of a race between two sides: at once in numbered rounds (the second side held back
+   * a little in later ones when `holdBack`), or in a forced order, one side answered before the
+   * other starts. Answers come back first side, then second side.
+   */
+  async function contest(
+    round: Round,
+    first: Array<() => Promise<Answer>>,
+    second: Array<() => Promise<Answer>>,
+    options: { holdBack?: boolean } = {},
+  ): Promise<Answer[]> {
+    const all = (fires: Array<() => Promise<Answer>>) => Promise.all(fires.map((fire) => fire()))
+    if (round === 'first side first') {
+      const a = await all(first)
+      return [...a, ...(await all(second))]
+    }
+    if (round === 'second side first') {
+      const b = await all(second)
+      return [...(await all(first)), ...b]
+    }
+    return race(...first, ...(options.holdBack === true ? second.map((fire) => heldBack(round, fire)) : second))
+  }
 
   const describeAnswers = (answers: Answer[]) =>
     answers.map((a) => `${a.what}@${a.via}: ${a.status} ${String(a.body.error ?? '')}`).join('; ')
@@ -287,6 +333,10 @@ describe(`concurrency (${TEST_DB === 'postgres' ? `${PROCESSES} server processes
       select p.identifier from payments p
       where p.txid is not null and not exists (select 1 from ledger_transactions t where t.hash = p.txid and t.memo = p.identifier)`)
     assert.deepEqual(dangling, [], 'every linked hash is a ledger transaction carrying the payment identifier')
+    const cancelledPaid = await query<{ identifier: string }>(
+      'select identifier from payments where (cancelled or user_cancelled) and txid is not null and tx_verified',
+    )
+    assert.deepEqual(cancelledPaid, [], 'no payment is cancelled with its transaction verified')
     const twoOpen = await query<{ n: number }>(`
       select count(*)::int as n from payments
       where not developer_completed and not cancelled and not user_cancelled
@@ -295,13 +345,15 @@ describe(`concurrency (${TEST_DB === 'postgres' ? `${PROCESSES} server processes
   }
 
   describe('one payment, racing moves', () => {
-    for (let round = 1; round <= ROUNDS; round++) {
+    for (const round of RACY_ROUNDS) {
+      const forced = typeof round === 'string'
       it(`approve ×${N} + cancel ×${N} of a new U2A payment: cancel wins once; approve wins or is cancelled_payment (round ${round})`, async () => {
         const s = await scene()
         const p = await createU2A(s)
-        const answers = await race(
-          ...times(N, () => server(s, p.identifier, 'approve')),
-          ...times(N, () => server(s, p.identifier, 'cancel')),
+        const answers = await contest(
+          round,
+          times(N, () => server(s, p.identifier, 'approve')),
+          times(N, () => server(s, p.identifier, 'cancel')),
         )
         const approve = oneOutcome(
           answers.filter((a) => a.what === 'server approve'),
@@ -312,7 +364,7 @@ describe(`concurrency (${TEST_DB === 'postgres' ? `${PROCESSES} server processes
           [],
         )
         assert.ok(cancel?.status.cancelled)
-        tally(approve === undefined ? 'approve+cancel: cancel first' : 'approve+cancel: approve first')
+        branch(round, 'approve+cancel', approve === undefined ? 'cancel first' : 'approve first')
         if (approve !== undefined) assert.equal(approve.status.cancelled, false)
         // No lost update: the cancel saw the approval exactly when an approve succeeded (before it).
         assert.equal(cancel.status.developer_approved, approve !== undefined)
@@ -320,53 +372,61 @@ describe(`concurrency (${TEST_DB === 'postgres' ? `${PROCESSES} server processes
         await invariants()
       })
 
-      it(`complete ×${N} + cancel ×${N} of a paid A2U payment: completes once; cancel is refused (round ${round})`, async () => {
-        const s = await scene()
-        const { p, txid } = await paidA2U(s)
-        const answers = await race(...times(N, () => complete(s, p.identifier, txid)), ...times(N, () => server(s, p.identifier, 'cancel')))
-        const done = oneOutcome(
-          answers.filter((a) => a.what === 'complete'),
-          [],
-        )
-        assert.equal(done?.status.developer_completed, true)
-        assert.equal(done?.transaction?.txid, txid)
-        const cancel = oneOutcome(
-          answers.filter((a) => a.what === 'server cancel'),
-          ['payment_tx_present', 'already_completed'],
-        )
-        assert.equal(cancel, undefined, 'a verified payment is never cancelled')
-        assert.deepEqual(await read(s, p.identifier), done)
-        await invariants()
-      })
-
-      it(`complete ×${N} + cancel ×${N} of an unpaid A2U payment: cancel wins once; complete is refused (round ${round})`, async () => {
-        const s = await scene()
-        const p = await createA2U(s)
-        const answers = await race(
-          ...times(N, () => complete(s, p.identifier, 'ab'.repeat(32))),
-          ...times(N, () => server(s, p.identifier, 'cancel')),
-        )
-        assert.equal(
-          oneOutcome(
+      // One outcome whatever the order: the numbered rounds are enough.
+      if (!forced)
+        it(`complete ×${N} + cancel ×${N} of a paid A2U payment: completes once; cancel is refused (round ${round})`, async () => {
+          const s = await scene()
+          const { p, txid } = await paidA2U(s)
+          const answers = await race(
+            ...times(N, () => complete(s, p.identifier, txid)),
+            ...times(N, () => server(s, p.identifier, 'cancel')),
+          )
+          const done = oneOutcome(
             answers.filter((a) => a.what === 'complete'),
-            ['verification_failed', 'cancelled_payment'],
-          ),
-          undefined,
-        )
-        const cancel = oneOutcome(
-          answers.filter((a) => a.what === 'server cancel'),
-          [],
-        )
-        assert.equal(cancel?.status.cancelled, true)
-        await invariants()
-      })
+            [],
+          )
+          assert.equal(done?.status.developer_completed, true)
+          assert.equal(done?.transaction?.txid, txid)
+          const cancel = oneOutcome(
+            answers.filter((a) => a.what === 'server cancel'),
+            ['payment_tx_present', 'already_completed'],
+          )
+          assert.equal(cancel, undefined, 'a verified payment is never cancelled')
+          assert.deepEqual(await read(s, p.identifier), done)
+          await invariants()
+        })
+
+      // One outcome whatever the order: the numbered rounds are enough.
+      if (!forced)
+        it(`complete ×${N} + cancel ×${N} of an unpaid A2U payment: cancel wins once; complete is refused (round ${round})`, async () => {
+          const s = await scene()
+          const p = await createA2U(s)
+          const answers = await race(
+            ...times(N, () => complete(s, p.identifier, 'ab'.repeat(32))),
+            ...times(N, () => server(s, p.identifier, 'cancel')),
+          )
+          assert.equal(
+            oneOutcome(
+              answers.filter((a) => a.what === 'complete'),
+              ['verification_failed', 'cancelled_payment'],
+            ),
+            undefined,
+          )
+          const cancel = oneOutcome(
+            answers.filter((a) => a.what === 'server cancel'),
+            [],
+          )
+          assert.equal(cancel?.status.cancelled, true)
+          await invariants()
+        })
 
       it(`user cancel ×${N} + server approve ×${N} of a new U2A payment (round ${round})`, async () => {
         const s = await scene()
         const p = await createU2A(s)
-        const answers = await race(
-          ...times(N, () => client(s, p.identifier, 'cancel')),
-          ...times(N, () => server(s, p.identifier, 'approve')),
+        const answers = await contest(
+          round,
+          times(N, () => client(s, p.identifier, 'cancel')),
+          times(N, () => server(s, p.identifier, 'approve')),
         )
         const approve = oneOutcome(
           answers.filter((a) => a.what === 'server approve'),
@@ -377,7 +437,7 @@ describe(`concurrency (${TEST_DB === 'postgres' ? `${PROCESSES} server processes
           [],
         )
         assert.equal(userCancel?.status.user_cancelled, true)
-        tally(approve === undefined ? 'user cancel+approve: cancel first' : 'user cancel+approve: approve first')
+        branch(round, 'user cancel+approve', approve === undefined ? 'cancel first' : 'approve first')
         assert.equal(userCancel.status.developer_approved, approve !== undefined)
         assert.deepEqual(await read(s, p.identifier), userCancel)
         await invariants()
@@ -387,9 +447,11 @@ describe(`concurrency (${TEST_DB === 'postgres' ? `${PROCESSES} server processes
         const s = await scene()
         const p = await approved(s)
         const before = await ledgerAccount(node(), s.user.wallet.address)
-        const answers = await race(
-          ...times(N, () => client(s, p.identifier, 'submit')),
-          ...times(N, () => server(s, p.identifier, 'cancel')).map((fire) => heldBack(round, fire)),
+        const answers = await contest(
+          round,
+          times(N, () => client(s, p.identifier, 'submit')),
+          times(N, () => server(s, p.identifier, 'cancel')),
+          { holdBack: true },
         )
         const paid = oneOutcome(
           answers.filter((a) => a.what === 'user submit'),
@@ -400,7 +462,7 @@ describe(`concurrency (${TEST_DB === 'postgres' ? `${PROCESSES} server processes
           ['payment_tx_present'],
         )
         assert.ok((paid === undefined) !== (cancelled === undefined), `exactly one side wins: ${describeAnswers(answers)}`)
-        tally(paid === undefined ? 'submit+cancel: cancelled' : 'submit+cancel: paid')
+        branch(round, 'submit+cancel', paid === undefined ? 'cancelled' : 'paid')
         const afterwards = await ledgerAccount(node(), s.user.wallet.address)
         const onLedger = await query<{ hash: string }>(`select hash from ledger_transactions where memo = '${p.identifier}'`)
         if (paid !== undefined) {
@@ -423,9 +485,11 @@ describe(`concurrency (${TEST_DB === 'postgres' ? `${PROCESSES} server processes
         const s = await scene()
         const p = await createA2U(s)
         const envelope = await a2uEnvelope(s, p)
-        const answers = await race(
-          ...times(3, () => submit(envelope)),
-          ...times(N, () => server(s, p.identifier, 'cancel')).map((fire) => heldBack(round, fire)),
+        const answers = await contest(
+          round,
+          times(3, () => submit(envelope)),
+          times(N, () => server(s, p.identifier, 'cancel')),
+          { holdBack: true },
         )
         const submits = answers.filter((a) => a.what === 'submit tx')
         assert.equal(submits.filter((a) => a.status === 200).length, 1, `the transaction applies once: ${describeAnswers(submits)}`)
@@ -435,7 +499,7 @@ describe(`concurrency (${TEST_DB === 'postgres' ? `${PROCESSES} server processes
           ['payment_tx_present'],
         )
         const now = await read(s, p.identifier)
-        tally(cancelled === undefined ? 'a2u tx+cancel: linked' : 'a2u tx+cancel: cancelled')
+        branch(round, 'a2u tx+cancel', cancelled === undefined ? 'linked' : 'cancelled')
         if (cancelled === undefined) {
           assert.equal(now.transaction?.txid, hashOf(envelope))
           assert.equal(now.transaction?.verified, true)
@@ -449,15 +513,16 @@ describe(`concurrency (${TEST_DB === 'postgres' ? `${PROCESSES} server processes
       it(`user submit ×${N} + a new U2A create ×${N} while approved: paid (creates refused) or replaced (submits refused) (round ${round})`, async () => {
         const s = await scene()
         const p = await approved(s)
-        const answers = await race(
-          ...times(N, () => client(s, p.identifier, 'submit')),
-          ...times(N, () => call('u2a create', 'POST', '/v2/client/payments', s.bearer, { amount: 2, memo: 'next', metadata: {} })),
+        const answers = await contest(
+          round,
+          times(N, () => client(s, p.identifier, 'submit')),
+          times(N, () => call('u2a create', 'POST', '/v2/client/payments', s.bearer, { amount: 2, memo: 'next', metadata: {} })),
         )
         const submits = answers.filter((a) => a.what === 'user submit')
         const creates = answers.filter((a) => a.what === 'u2a create')
         const paid = oneOutcome(submits, ['cancelled_payment'])
         const now = await read(s, p.identifier)
-        tally(paid === undefined ? 'submit+create: replaced' : 'submit+create: paid')
+        branch(round, 'submit+create', paid === undefined ? 'replaced' : 'paid')
         if (paid !== undefined) {
           assert.equal(paid.transaction?.verified, true)
           for (const a of creates) {
@@ -478,6 +543,12 @@ describe(`concurrency (${TEST_DB === 'postgres' ? `${PROCESSES} server processes
         await invariants()
       })
     }
+
+    it('met both branches of every racy case (the forced rounds guarantee it; the numbered ones add interleavings)', () => {
+      for (const [racy, [one, other]] of Object.entries(BRANCHES)) {
+        for (const met of [one, other]) assert.ok((outcomes.get(`${racy}: ${met}`) ?? 0) > 0, `${racy}: never met "${met}"`)
+      }
+    })
 
     it(`complete ×${N * 2} of a paid U2A payment: one completion, the rest replays`, async () => {
       const s = await scene()
@@ -524,27 +595,38 @@ describe(`concurrency (${TEST_DB === 'postgres' ? `${PROCESSES} server processes
   })
 
   describe('transactions and payments', () => {
-    it(`one user pays ${N} apps at once from one wallet: every payment is paid once`, async () => {
+    it(`one user pays ${WALLET_PAYMENTS} apps at once from one wallet: every payment is paid once, none refused`, async () => {
+      // Issue 12, item 7: the platform read the wallet's sequence outside the applying transaction and
+      // retried, so under contention some submits answered 400 transaction_failed. Its signing is now
+      // serialised per wallet: contention is never reported as a refusal.
       const first = await scene()
-      const scenes = [first]
-      const sb = sandbox(node())
-      for (let i = 1; i < N; i++) {
-        const app = await sb.createApp()
-        const auth = await sb.authenticate(app.app_id, first.user.user_id, SCOPES)
-        scenes.push({ app, user: first.user, uid: auth.user.uid, key: `Key ${app.api_key}`, bearer: `Bearer ${auth.accessToken}` })
-      }
+      // The apps and the user's sign-ins to them, made at once over the processes.
+      const others = await Promise.all(
+        Array.from({ length: WALLET_PAYMENTS - 1 }, async (): Promise<Scene> => {
+          const app = await sandbox(node()).createApp()
+          const auth = await sandbox(node()).authenticate(app.app_id, first.user.user_id, SCOPES)
+          return { app, user: first.user, uid: auth.user.uid, key: `Key ${app.api_key}`, bearer: `Bearer ${auth.accessToken}` }
+        }),
+      )
+      const scenes = [first, ...others]
       const payments = await Promise.all(scenes.map((s) => approved(s)))
       const before = await ledgerAccount(node(), first.user.wallet.address)
       // The platform signs each with the user's one sequence number: the submits race for it.
       const answers = await race(...scenes.map((s, i) => () => client(s, payments[i]?.identifier ?? '', 'submit')))
-      assert.ok(
-        answers.every((a) => a.status === 200),
-        describeAnswers(answers),
+      const refused = answers.filter((a) => a.status !== 200)
+      assert.deepEqual(
+        refused.map((a) => `${a.status} ${String(a.body.error)}: ${String(a.body.error_message)}`),
+        [],
+        `all ${WALLET_PAYMENTS} paid`,
       )
       for (const a of answers) assert.equal((a.body as unknown as PaymentDTO).transaction?.verified, true)
       const afterwards = await ledgerAccount(node(), first.user.wallet.address)
-      assert.equal(BigInt(afterwards?.sequence ?? '0'), BigInt(before?.sequence ?? '0') + BigInt(N))
-      assert.equal(stroops(before?.balance ?? '') - stroops(afterwards?.balance ?? ''), BigInt(N) * (stroops('1') + 100n))
+      assert.equal(BigInt(afterwards?.sequence ?? '0'), BigInt(before?.sequence ?? '0') + BigInt(WALLET_PAYMENTS))
+      assert.equal(stroops(before?.balance ?? '') - stroops(afterwards?.balance ?? ''), BigInt(WALLET_PAYMENTS) * (stroops('1') + 100n))
+      const paid = await query<{ n: number }>(
+        `select count(*)::int as n from payments where from_address = '${first.user.wallet.address}' and tx_verified`,
+      )
+      assert.equal(Number(paid[0]?.n), WALLET_PAYMENTS)
       await invariants()
     })
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { InjectOptions } from 'fastify'
+import { ApiError } from '../../src/http/errors.js'
 import { sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
 
 describe('HTTP conventions', () => {
@@ -14,6 +15,9 @@ describe('HTTP conventions', () => {
         app.get('/test/boom', async () => {
           throw new Error('database exploded at /secret/path')
         })
+        app.get('/test/busy', async () => {
+          throw new ApiError('wallet_busy', 'Busy; try again.').retryAfter(1)
+        })
       },
     })
   })
@@ -26,6 +30,13 @@ describe('HTTP conventions', () => {
     assert.equal(response.statusCode, 404)
     assert.deepEqual(response.json(), { error: 'not_found', error_message: 'No route GET /v2/nothing-here' })
     assert.match(String(response.headers['content-type'] ?? ''), /^application\/json/)
+  })
+
+  it('answers a retryable error with its status and Retry-After', async () => {
+    const response = await inject({ method: 'GET', url: '/test/busy' })
+    assert.equal(response.statusCode, 503)
+    assert.equal(response.headers['retry-after'], '1')
+    assert.deepEqual(response.json(), { error: 'wallet_busy', error_message: 'Busy; try again.' })
   })
 
   it('gives every response an X-Request-Id, keeping a well-formed one from the caller', async () => {

@@ -2,11 +2,12 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { InjectOptions } from 'fastify'
 import { ApiError } from '../../src/http/errors.js'
+import { refused } from '../../src/ledger/ledger-errors.js'
 import { ledgerServiceFactory } from '../../src/ledger/ledger-service.js'
-import { paymentsLedger } from '../../src/payments/payments-ledger.js'
+import { linkPayments, paymentsLedger } from '../../src/payments/payments-ledger.js'
 import { paymentsServiceFactory } from '../../src/payments/payments-service.js'
 import { type AuthFixture, authCases } from '../helpers/auth-cases.js'
-import { ledgerAccount, pay } from '../helpers/ledger.js'
+import { buildPayment, ledgerAccount, pay, submitEnvelope } from '../helpers/ledger.js'
 import { type SandboxApp, type SandboxUser, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
 
 interface PaymentDTO {
@@ -48,40 +49,43 @@ describe('payments', () => {
   })
   after(() => platform.close())
 
-  async function call<T = PaymentDTO>(options: InjectOptions): Promise<{ status: number; body: T }> {
-    const response = await platform.app.inject(options)
+  async function call<T = PaymentDTO>(options: InjectOptions, on: TestPlatform = platform): Promise<{ status: number; body: T }> {
+    const response = await on.app.inject(options)
     return { status: response.statusCode, body: response.json() as T }
   }
-  const asApp = (app: SandboxApp) => ({
+  const callOn = <T = PaymentDTO>(on: TestPlatform, options: InjectOptions) => call<T>(options, on)
+  const asApp = (app: SandboxApp, on: TestPlatform = platform) => ({
     create: (payment: Record<string, unknown>) =>
-      call({ method: 'POST', url: '/v2/payments', headers: { authorization: `Key ${app.api_key}` }, payload: { payment } }),
-    get: (id: string) => call({ method: 'GET', url: `/v2/payments/${id}`, headers: { authorization: `Key ${app.api_key}` } }),
-    approve: (id: string) => call({ method: 'POST', url: `/v2/payments/${id}/approve`, headers: { authorization: `Key ${app.api_key}` } }),
+      callOn(on, { method: 'POST', url: '/v2/payments', headers: { authorization: `Key ${app.api_key}` }, payload: { payment } }),
+    get: (id: string) => callOn(on, { method: 'GET', url: `/v2/payments/${id}`, headers: { authorization: `Key ${app.api_key}` } }),
+    approve: (id: string) =>
+      callOn(on, { method: 'POST', url: `/v2/payments/${id}/approve`, headers: { authorization: `Key ${app.api_key}` } }),
     complete: (id: string, txid?: string) =>
-      call({
+      callOn(on, {
         method: 'POST',
         url: `/v2/payments/${id}/complete`,
         headers: { authorization: `Key ${app.api_key}` },
         ...(txid === undefined ? {} : { payload: { txid } }),
       }),
-    cancel: (id: string) => call({ method: 'POST', url: `/v2/payments/${id}/cancel`, headers: { authorization: `Key ${app.api_key}` } }),
+    cancel: (id: string) =>
+      callOn(on, { method: 'POST', url: `/v2/payments/${id}/cancel`, headers: { authorization: `Key ${app.api_key}` } }),
     incomplete: () =>
-      call<{ incomplete_server_payments: PaymentDTO[] }>({
+      callOn<{ incomplete_server_payments: PaymentDTO[] }>(on, {
         method: 'GET',
         url: '/v2/payments/incomplete_server_payments',
         headers: { authorization: `Key ${app.api_key}` },
       }),
   })
-  const asUser = (token: string) => ({
+  const asUser = (token: string, on: TestPlatform = platform) => ({
     create: (payment: Record<string, unknown>) =>
-      call({ method: 'POST', url: '/v2/client/payments', headers: { authorization: `Bearer ${token}` }, payload: payment }),
-    get: (id: string) => call({ method: 'GET', url: `/v2/client/payments/${id}`, headers: { authorization: `Bearer ${token}` } }),
+      callOn(on, { method: 'POST', url: '/v2/client/payments', headers: { authorization: `Bearer ${token}` }, payload: payment }),
+    get: (id: string) => callOn(on, { method: 'GET', url: `/v2/client/payments/${id}`, headers: { authorization: `Bearer ${token}` } }),
     submit: (id: string) =>
-      call({ method: 'POST', url: `/v2/client/payments/${id}/submit`, headers: { authorization: `Bearer ${token}` } }),
+      callOn(on, { method: 'POST', url: `/v2/client/payments/${id}/submit`, headers: { authorization: `Bearer ${token}` } }),
     cancel: (id: string) =>
-      call({ method: 'POST', url: `/v2/client/payments/${id}/cancel`, headers: { authorization: `Bearer ${token}` } }),
+      callOn(on, { method: 'POST', url: `/v2/client/payments/${id}/cancel`, headers: { authorization: `Bearer ${token}` } }),
     incomplete: () =>
-      call<{ payment: PaymentDTO | null }>({
+      callOn<{ payment: PaymentDTO | null }>(on, {
         method: 'GET',
         url: '/v2/client/payments/incomplete',
         headers: { authorization: `Bearer ${token}` },
@@ -96,13 +100,35 @@ describe('payments', () => {
     server: ReturnType<typeof asApp>
     client: ReturnType<typeof asUser>
   }
-  async function scene(scopes = A2U_SCOPES): Promise<Scene> {
-    const app = await sb.createApp()
-    const user = await sb.createUser()
-    const auth = await sb.authenticate(app.app_id, user.user_id, scopes)
-    return { app, user, token: auth.accessToken, uid: auth.user.uid, server: asApp(app), client: asUser(auth.accessToken) }
+  async function scene(scopes = A2U_SCOPES, on: TestPlatform = platform): Promise<Scene> {
+    const onSb = on === platform ? sb : sandbox(on.app)
+    const app = await onSb.createApp()
+    const user = await onSb.createUser()
+    const auth = await onSb.authenticate(app.app_id, user.user_id, scopes)
+    return { app, user, token: auth.accessToken, uid: auth.user.uid, server: asApp(app, on), client: asUser(auth.accessToken, on) }
   }
   const order = { memo: 'A reward', metadata: { order: 42 } }
+  /** The payments service as app.ts wires it, over the given ledger (signing with the scene's user's seed). */
+  const paymentsOver = (s: Scene, ledger: Parameters<typeof paymentsLedger>[0]) =>
+    paymentsServiceFactory({
+      db: platform.db,
+      clock: platform.clock,
+      publicUrl: 'http://plinth.test',
+      approvalWindowMs: 60_000,
+      ledger: paymentsLedger(ledger),
+      userSeed: async () => s.user.wallet.seed,
+    })
+  /** The access token principal of a scene's user, for calling the payments service directly. */
+  const principalOf = (s: Scene) => ({
+    kind: 'token' as const,
+    tokenId: 'test',
+    appId: s.app.app_id,
+    userId: s.user.user_id,
+    uid: s.uid,
+    username: s.user.username,
+    scopes: A2U_SCOPES,
+    expiresAt: new Date(Date.now() + 3_600_000),
+  })
 
   function assertError(result: { status: number; body: unknown }, status: number, code: string): ErrorBody {
     const body = result.body as ErrorBody
@@ -362,37 +388,19 @@ describe('payments', () => {
       const before = await ledgerAccount(platform.app, s.user.wallet.address)
       // The platform as app.ts wires it, but the app's cancel commits just before the ledger applies
       // the user's transaction (the window between the submit's read and the ledger's apply).
-      const payments = paymentsServiceFactory({
-        db: platform.db,
-        clock: platform.clock,
-        publicUrl: 'http://plinth.test',
-        approvalWindowMs: 60_000,
-        ledger: paymentsLedger({
-          getAccount: (address) => ledger.getAccount(address),
-          getTransaction: (hash) => ledger.getTransaction(hash),
-          submit: async (envelope, options) => {
-            assert.equal((await s.server.cancel(p.identifier)).status, 200)
-            return ledger.submit(envelope, options)
-          },
-        }),
-        userSeed: async () => s.user.wallet.seed,
+      const payments = paymentsOver(s, {
+        getTransaction: (hash) => ledger.getTransaction(hash),
+        submitSigned: async (source, sign, options) => {
+          assert.equal((await s.server.cancel(p.identifier)).status, 200)
+          return ledger.submitSigned(source, sign, options)
+        },
       })
       const ledger = ledgerServiceFactory({
         db: platform.db,
         clock: platform.clock,
-        onTransactionApplied: (trx, tx) => payments.linkTransaction(trx, tx),
+        onTransactionApplied: linkPayments(() => payments),
       })
-      const principal = {
-        kind: 'token' as const,
-        tokenId: 'test',
-        appId: s.app.app_id,
-        userId: s.user.user_id,
-        uid: s.uid,
-        username: s.user.username,
-        scopes: A2U_SCOPES,
-        expiresAt: new Date(Date.now() + 3_600_000),
-      }
-      await assert.rejects(payments.submit(principal, p.identifier), (error: unknown) => {
+      await assert.rejects(payments.submit(principalOf(s), p.identifier), (error: unknown) => {
         assert.ok(error instanceof ApiError)
         assert.equal(error.code, 'cancelled_payment')
         return true
@@ -402,6 +410,34 @@ describe('payments', () => {
       assert.equal(read.transaction, null)
       const stored = await platform.db.selectFrom('ledger_transactions').select('hash').where('memo', '=', p.identifier).execute()
       assert.deepEqual(stored, [])
+    })
+
+    it("answers 503 wallet_busy with Retry-After, never transaction_failed, when the wallet's sequence keeps being taken; nothing moves", async () => {
+      const s = await scene()
+      const p = (await s.client.create({ amount: 1, memo: 'x', metadata: {} })).body
+      await s.server.approve(p.identifier)
+      const before = await ledgerAccount(platform.app, s.user.wallet.address)
+      let attempts = 0
+      // The user's own transactions take the wallet's sequence number every time the platform signs.
+      const payments = paymentsOver(s, {
+        getTransaction: async () => undefined,
+        submitSigned: async () => {
+          attempts += 1
+          throw refused({ transaction: 'tx_bad_seq', detail: 'The sequence number was used meanwhile.' }, '')
+        },
+      })
+      await assert.rejects(payments.submit(principalOf(s), p.identifier), (error: unknown) => {
+        assert.ok(error instanceof ApiError)
+        assert.equal(error.code, 'wallet_busy')
+        assert.equal(error.statusCode, 503)
+        assert.equal(error.retryAfterSeconds, 1)
+        return true
+      })
+      assert.ok(attempts > 1, 'it tried again before answering busy')
+      assert.deepEqual(await ledgerAccount(platform.app, s.user.wallet.address), before)
+      assert.equal((await s.server.get(p.identifier)).body.transaction, null)
+      // The same call through the platform's own ledger then pays.
+      assert.equal((await s.client.submit(p.identifier)).body.transaction?.verified, true)
     })
 
     it('lets the user cancel before paying, after which approve is refused', async () => {
@@ -450,6 +486,81 @@ describe('payments', () => {
       assertError(await s.client.submit(p.identifier), 400, 'transaction_failed')
       assert.equal((await ledgerAccount(platform.app, s.user.wallet.address))?.balance, balance)
       assert.equal((await s.server.get(p.identifier)).body.transaction, null)
+    })
+  })
+
+  describe('the approval window and the ledger (a platform of their own: they move its clock)', () => {
+    let own: TestPlatform
+    let ownSb: ReturnType<typeof sandbox>
+    before(async () => {
+      own = await startPlatform()
+      ownSb = sandbox(own.app)
+    })
+    after(() => own.close())
+
+    it('refuses the transaction of a user who pays with their own seed before the app approved: nothing moves, and the window cancels', async () => {
+      // Issue 12, item 3: the ledger linked such a transaction, then the approval window cancelled the
+      // payment it had paid (cancelled with transaction_verified), and complete answered cancelled_payment.
+      const s = await scene(A2U_SCOPES, own)
+      const p = (await s.client.create({ amount: 1, memo: 'x', metadata: {} })).body
+      const before = await ledgerAccount(own.app, s.user.wallet.address)
+      const envelope = await buildPayment(own.app, {
+        seed: s.user.wallet.seed,
+        to: p.to_address,
+        amount: '1',
+        memo: p.identifier,
+        timeoutSeconds: 0,
+      })
+      const early = await submitEnvelope(own.app, envelope)
+      assert.equal(early.status, 400, JSON.stringify(early.body))
+      assert.deepEqual((early.body.extras as { result_codes?: unknown } | undefined)?.result_codes, {
+        transaction: 'tx_payment_not_approved',
+      })
+      assert.deepEqual(await ledgerAccount(own.app, s.user.wallet.address), before, 'no payment, no fee, no sequence')
+      assert.equal((await s.server.get(p.identifier)).body.transaction, null)
+      await ownSb.advanceClock(61)
+      const read = (await s.server.get(p.identifier)).body
+      assert.equal(read.status.cancelled, true)
+      assert.equal(read.transaction, null)
+      assert.deepEqual(await ledgerAccount(own.app, s.user.wallet.address), before)
+    })
+
+    it("links the user's own transaction once the app approved; the approval window then changes nothing and complete works", async () => {
+      const s = await scene(A2U_SCOPES, own)
+      const p = (await s.client.create({ amount: 1, memo: 'x', metadata: {} })).body
+      await s.server.approve(p.identifier)
+      const txid = await pay(own.app, { seed: s.user.wallet.seed, to: p.to_address, amount: '1', memo: p.identifier, timeoutSeconds: 0 })
+      await ownSb.advanceClock(61)
+      const read = (await s.server.get(p.identifier)).body
+      assert.equal(read.status.cancelled, false)
+      assert.equal(read.transaction?.txid, txid)
+      assert.equal(read.transaction?.verified, true)
+      const done = await s.server.complete(p.identifier, txid)
+      assert.equal(done.status, 200, JSON.stringify(done.body))
+      assert.equal(done.body.status.developer_completed, true)
+    })
+
+    it('never cancels by the approval window an unapproved payment a transaction was linked to before the ledger refused those', async () => {
+      // A database from before that rule can hold such a payment: the user's money moved for it.
+      const s = await scene(A2U_SCOPES, own)
+      const p = (await s.client.create({ amount: 1, memo: 'x', metadata: {} })).body
+      const txid = 'c'.repeat(64)
+      await own.db
+        .updateTable('payments')
+        .set({ txid, tx_verified: true, tx_linked_at: own.clock.now() })
+        .where('identifier', '=', p.identifier)
+        .execute()
+      await ownSb.advanceClock(61)
+      const read = (await s.server.get(p.identifier)).body
+      assert.equal(read.status.cancelled, false, 'the window left the paid payment alone')
+      assert.equal(read.status.transaction_verified, true)
+      // The sandbox listing persists the window for every payment of the app at once: it leaves this one too.
+      const listed = await call<{ payments: PaymentDTO[] }>({ method: 'GET', url: `/sandbox/apps/${s.app.app_id}/payments` }, own)
+      assert.equal(listed.body.payments.find((x) => x.identifier === p.identifier)?.status.cancelled, false)
+      const [row] = await own.db.selectFrom('payments').select('cancelled').where('identifier', '=', p.identifier).execute()
+      assert.equal(row?.cancelled, false)
+      const done = await s.server.complete(p.identifier, txid)
+      assert.equal(done.status, 200, JSON.stringify(done.body))
     })
   })
 

@@ -112,6 +112,10 @@ describe('payment state rules', () => {
       assert.equal(approvalExpired(userCancelled, at(1e9), window), false)
       assert.equal(approvalExpired(a2u, at(1e9), window), false)
     })
+    it('never applies to a payment with a transaction: the money moved for it', () => {
+      assert.equal(approvalExpired({ ...created, txid: TX, tx_verified: true }, at(1e9), window), false)
+      assert.equal(approvalExpired({ ...created, txid: TX, tx_verified: false }, at(1e9), window), false)
+    })
   })
 
   it('counts a payment open until completed or cancelled by anyone', () => {
