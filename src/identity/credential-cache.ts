@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import type { Clock } from '../clock/clock.js'
+import type { PlatformClock } from '../clock/clock.js'
 import type { DB } from '../db/schema.js'
 import type { Authenticator, KeyPrincipal, TokenCheck, TokenPrincipal } from '../http/auth.js'
 import { sha256Hex } from '../lib/crypto.js'
@@ -15,8 +15,11 @@ import { type CredentialEvent, credentialEventsRepo, memberSubject } from './cre
  * - The cache is used only while its last successful poll is younger than `maxStalenessMs`
  *   (1 s): if the database stops answering the feed, every request goes to the database again.
  *   So a revocation committed at time T is honoured everywhere from T + 1 s at the latest.
- * - Expiry is checked on every hit against the platform clock, so an expired token is refused
- *   at once; an entry also lives at most `ttlMs`.
+ * - Expiry is checked on every hit against the platform clock. Every read of the feed also reads
+ *   the clock's stored offset (one statement) and hands it to the clock, so a hit is judged on an
+ *   offset no staler than the revocations: a token expired by a clock move made on another
+ *   process is refused within `maxStalenessMs` too, at once on the process that moved it, and
+ *   at once by the database on a miss (identity-service.ts). An entry also lives at most `ttlMs`.
  * - A lookup that started before an event and finishes after it is not cached (the event id at
  *   its start is compared), so a verification racing a revocation cannot re-insert a revoked
  *   credential.
@@ -25,7 +28,7 @@ import { type CredentialEvent, credentialEventsRepo, memberSubject } from './cre
  */
 export interface CredentialCacheOptions {
   db: Kysely<DB>
-  clock: Clock
+  clock: Pick<PlatformClock, 'now' | 'observeOffsetMs'>
   pollMs?: number
   maxStalenessMs?: number
   ttlMs?: number
@@ -101,7 +104,8 @@ export function createCredentialCache(options: CredentialCacheOptions): Credenti
     const startedMs = Date.now()
     try {
       for (;;) {
-        const batch = await events.since(lastEventId, 1000)
+        const { events: batch, clockOffsetMs } = await events.since(lastEventId, 1000)
+        options.clock.observeOffsetMs(clockOffsetMs)
         for (const event of batch) {
           apply(event)
           lastEventId = event.id

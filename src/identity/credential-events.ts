@@ -18,15 +18,36 @@ export function credentialEventsRepo(db: Kysely<DB>) {
       await db.insertInto('credential_events').values({ kind, subject, created_at: at }).execute()
     },
 
-    async since(lastId: number, limit: number): Promise<CredentialEvent[]> {
+    /**
+     * The events after `lastId`, and the platform clock's stored offset read by the same
+     * statement: a cache that serves credentials only while this read is fresh then checks
+     * their expiry on a clock no staler than its revocations.
+     */
+    async since(lastId: number, limit: number): Promise<{ events: CredentialEvent[]; clockOffsetMs: number }> {
       const rows = await db
-        .selectFrom('credential_events')
-        .select(['id', 'kind', 'subject'])
-        .where('id', '>', lastId)
-        .orderBy('id')
-        .limit(limit)
+        .selectFrom('platform_clock as c')
+        .leftJoinLateral(
+          (eb) =>
+            eb
+              .selectFrom('credential_events')
+              .select(['id', 'kind', 'subject'])
+              .where('id', '>', lastId)
+              .orderBy('id')
+              .limit(limit)
+              .as('e'),
+          (join) => join.onTrue(),
+        )
+        .select(['c.offset_ms', 'e.id', 'e.kind', 'e.subject'])
+        .where('c.id', '=', 1)
+        .orderBy('e.id')
         .execute()
-      return rows.map((row) => ({ id: Number(row.id), kind: row.kind, subject: row.subject }))
+      const events: CredentialEvent[] = []
+      for (const row of rows) {
+        if (row.id !== null && row.kind !== null && row.subject !== null) {
+          events.push({ id: Number(row.id), kind: row.kind, subject: row.subject })
+        }
+      }
+      return { events, clockOffsetMs: Number(rows[0]?.offset_ms ?? 0) }
     },
 
     async lastId(): Promise<number> {
