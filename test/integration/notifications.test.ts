@@ -272,7 +272,8 @@ describe('in-app notifications', () => {
   it("stays exact when one process's clock lags another's", {
     skip: TEST_DB !== 'postgres' && 'PGlite is one process',
   }, async () => {
-    // The second platform reads the clock's offset once: after the first moves the clock an hour, it lags an hour behind.
+    // The second platform has its own copy of the clock's offset (refreshed with its revocation feed): right after the
+    // first moves the clock an hour, its copy lags an hour behind.
     const second = await startPlatform({ sharing: platform })
     try {
       const app = await sb.createApp()
