@@ -18,8 +18,6 @@ const HEADERS_TIMEOUT_MS = 10_000
 const REQUEST_TIMEOUT_MS = 30_000
 const SOCKET_IDLE_TIMEOUT_MS = 60_000
 const KEEP_ALIVE_TIMEOUT_MS = 72_000
-/** How soon a clock advance made by another process is seen here (sandbox mode). */
-const CLOCK_REFRESH_MS = 1_000
 
 export async function main(): Promise<void> {
   let config: Config
@@ -41,14 +39,9 @@ export async function main(): Promise<void> {
     dataDir: config.dataDir,
     poolSize: config.databasePoolSize,
   })
-  let onClockError: (error: unknown) => void = () => {}
-  const clock = await createPlatformClock({
-    store: clockRepo(database.db),
-    refreshMs: config.mode === 'sandbox' ? CLOCK_REFRESH_MS : 0,
-    onError: (error) => onClockError(error),
-  })
+  // No timer of its own: every read of the revocation feed (every 200 ms) brings the stored offset.
+  const clock = await createPlatformClock({ store: clockRepo(database.db) })
   const app = await buildApp({ db: database.db, clock, config, secretKey, ping: database.ping })
-  onClockError = (error) => app.log.warn({ err: error }, 'could not refresh the platform clock offset')
   const demo = config.mode === 'sandbox' ? await seedDemo(database.db, { clock, secretKey }) : undefined
 
   let closing = false

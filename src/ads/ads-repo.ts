@@ -1,35 +1,47 @@
 import { type Kysely, type Selectable, sql } from 'kysely'
+import { platformNow, platformNowPlus } from '../clock/platform-now.js'
 import type { AdScriptsTable, AdsTable, DB } from '../db/schema.js'
 import type { AckStatus } from './ad-rules.js'
 
 export type AdRow = Selectable<AdsTable>
 export type AdScriptRow = Selectable<AdScriptsTable>
+/** An ad as read, with the platform time the same statement read (a verdict falls due on it). */
+export type AdRead = AdRow & { platform_now: Date }
 
 /** The key of an app-wide script: scripts for one user carry the user's id. */
 export const WHOLE_APP = ''
 
 export function adsRepo(db: Kysely<DB>) {
+  const read = () => db.selectFrom('ads').selectAll().select(platformNow.as('platform_now'))
   return {
-    async insert(row: Omit<AdRow, 'mediator_ack_status' | 'mediator_granted_at' | 'mediator_revoked_at'>): Promise<void> {
-      await db.insertInto('ads').values(row).execute()
+    /** A watched ad, created now on the platform clock as stored; its verdict `settles_to` falls due `settlesAfterMs` later. */
+    async insert(
+      row: Omit<AdRow, 'mediator_ack_status' | 'mediator_granted_at' | 'mediator_revoked_at' | 'settles_at' | 'created_at'>,
+      settlesAfterMs: number,
+    ): Promise<void> {
+      const settlesAt = row.settles_to === null ? null : platformNowPlus(settlesAfterMs)
+      await db
+        .insertInto('ads')
+        .values({ ...row, settles_at: settlesAt, created_at: platformNow })
+        .execute()
     },
 
-    async find(id: string): Promise<AdRow | undefined> {
-      return db.selectFrom('ads').selectAll().where('id', '=', id).executeTakeFirst()
+    async find(id: string): Promise<AdRead | undefined> {
+      return read().where('id', '=', id).executeTakeFirst()
     },
 
     /** The ads with these ids, of any app: the caller checks the app (coalesced reads, src/db/coalesce.ts). */
-    async findMany(ids: string[]): Promise<Map<string, AdRow>> {
-      const rows = await db.selectFrom('ads').selectAll().where('id', '=', sql<string>`any(${ids})`).execute()
+    async findMany(ids: string[]): Promise<Map<string, AdRead>> {
+      const rows = await read().where('id', '=', sql<string>`any(${ids})`).execute()
       return new Map(rows.map((row) => [row.id, row]))
     },
 
-    async findForApp(id: string, appId: string): Promise<AdRow | undefined> {
-      return db.selectFrom('ads').selectAll().where('id', '=', id).where('app_id', '=', appId).executeTakeFirst()
+    async findForApp(id: string, appId: string): Promise<AdRead | undefined> {
+      return read().where('id', '=', id).where('app_id', '=', appId).executeTakeFirst()
     },
 
-    /** A pending ad whose verdict is due takes it, dated when it was due. */
-    async settle(id: string, now: Date): Promise<void> {
+    /** A pending ad whose verdict is due on the platform clock as stored takes it, dated when it was due. */
+    async settle(id: string): Promise<void> {
       await db
         .updateTable('ads')
         .set({
@@ -38,7 +50,7 @@ export function adsRepo(db: Kysely<DB>) {
         })
         .where('id', '=', id)
         .where('mediator_ack_status', 'is', null)
-        .where('settles_at', '<=', now)
+        .where('settles_at', '<=', platformNow)
         .execute()
     },
 

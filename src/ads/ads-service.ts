@@ -6,7 +6,7 @@ import type { TokenPrincipal } from '../http/auth.js'
 import { ApiError } from '../http/errors.js'
 import { randomToken } from '../lib/crypto.js'
 import { type AckStatus, type AdResult, type AdType, decideAdMove, type MediatorVerdict, showResult, type UserAction } from './ad-rules.js'
-import { type AdRow, type AdScriptRow, adsRepo, WHOLE_APP } from './ads-repo.js'
+import { type AdRead, type AdRow, type AdScriptRow, adsRepo, WHOLE_APP } from './ads-repo.js'
 
 export interface RewardedAdStatusDTO {
   identifier: string
@@ -58,11 +58,13 @@ export function adsServiceFactory(deps: { db: Kysely<DB>; clock: Clock; verdictD
     return { ...row, mediator_ack_status: row.settles_to, mediator_granted_at: row.settles_to === 'granted' ? row.settles_at : null }
   }
 
-  /** Reads an ad as it stands now: a verdict that fell due is applied first. */
-  async function current(row: AdRow, reread: () => Promise<AdRow | undefined>): Promise<AdRow> {
-    const now = clock.now()
-    if (row.mediator_ack_status !== null || row.settles_at === null || row.settles_at > now) return row
-    await repo.settle(row.id, now)
+  /**
+   * Reads an ad as it stands now: a verdict that fell due is applied first. Due on the platform
+   * time the read took from the database, so every process answers alike.
+   */
+  async function current(row: AdRead, reread: () => Promise<AdRead | undefined>): Promise<AdRow> {
+    if (row.mediator_ack_status !== null || row.settles_at === null || row.settles_at > row.platform_now) return row
+    await repo.settle(row.id)
     return (await reread()) ?? row
   }
 
@@ -78,17 +80,11 @@ export function adsServiceFactory(deps: { db: Kysely<DB>; clock: Clock; verdictD
       if (result !== 'AD_REWARDED') return { type, result }
 
       const verdict = (script?.mediator as MediatorVerdict | undefined) ?? 'granted'
-      const now = clock.now()
       const id = randomToken(16)
-      await repo.insert({
-        id,
-        app_id: principal.appId,
-        user_id: principal.userId,
-        type,
-        settles_to: verdict === 'pending' ? null : verdict,
-        settles_at: verdict === 'pending' ? null : new Date(now.getTime() + verdictDelayMs),
-        created_at: now,
-      })
+      await repo.insert(
+        { id, app_id: principal.appId, user_id: principal.userId, type, settles_to: verdict === 'pending' ? null : verdict },
+        verdictDelayMs,
+      )
       return { type, result, adId: id }
     },
 
@@ -119,12 +115,11 @@ export function adsServiceFactory(deps: { db: Kysely<DB>; clock: Clock; verdictD
         const found = await reread()
         if (found === undefined) throw adNotFound(adId)
         // Decide on the ad as it stands without writing: a refused or replayed move changes nothing.
-        const now = clock.now()
-        const row = settledView(found, now)
+        const row = settledView(found, found.platform_now)
         const decision = decideAdMove(row.mediator_ack_status, target)
         if (decision.kind === 'replay') return toDTO(row)
         if (decision.kind === 'refuse') throw new ApiError('invalid_status_transition', decision.message)
-        if (row !== found) await repo.settle(adId, now)
+        if (row !== found) await repo.settle(adId)
         const moved = await repo.move(adId, row.mediator_ack_status, target, clock.now())
         if (moved !== undefined) return toDTO(moved)
         // Someone else moved it in between: decide again on what it is now.

@@ -1,24 +1,39 @@
 /**
- * The platform's notion of "now". Everything time-based (token expiry, approval windows,
- * quotas) asks this clock, never Date.now(), so the sandbox can move time forward.
+ * The platform's notion of "now": token expiry, approval windows, quotas and ad verdicts follow
+ * it, never Date.now(), so the sandbox can move time forward.
  *
- * The offset lives in the database so that every process sharing it sees the same time.
- * `now()` is synchronous and reads a cached offset; the cache is refreshed on a short
- * interval (and immediately in the process that advanced it), so another process sees an
- * advance within `refreshMs`.
+ * The offset lives in the database (`platform_clock`). A decision that must come out the same
+ * on every process is made in SQL against that stored offset (`platformNow` in
+ * platform-now.ts), in the statement that acts on it. `now()` here is this process's copy, for
+ * what may lag a move made by another process by one refresh: stamps no decision reads, and
+ * the credential cache, which refreshes it with every read of the revocation feed
+ * (ARCHITECTURE.md, "Time").
  */
 export interface Clock {
   now(): Date
 }
 
+/** The most one sandbox move advances the clock: ten years. */
+export const MAX_ADVANCE_SECONDS = 10 * 366 * 86_400
+/**
+ * The most the platform clock is ever ahead of the wall clock: a hundred years. Platform time
+ * then stays far below year 10000, past which PGlite can no longer store a timestamp and an ISO
+ * 8601 date needs six digits.
+ */
+export const MAX_OFFSET_SECONDS = 100 * 366 * 86_400
+
 export interface ClockStore {
   readOffsetMs(): Promise<number>
-  addOffsetMs(deltaMs: number): Promise<number>
+  /** Adds to the offset unless it would pass `maxOffsetMs`: the new offset, or undefined (unchanged). */
+  addOffsetMs(deltaMs: number, maxOffsetMs: number): Promise<number | undefined>
 }
 
 export interface PlatformClock extends Clock {
-  advance(seconds: number): Promise<Date>
+  /** Moves the clock; undefined when that would take it past MAX_OFFSET_SECONDS (then nothing moved). */
+  advance(seconds: number): Promise<Date | undefined>
   refresh(): Promise<void>
+  /** Takes an offset read by another statement (the revocation feed's, credential-events.ts). */
+  observeOffsetMs(offsetMs: number): void
   offsetMs(): number
   stop(): void
 }
@@ -37,8 +52,13 @@ export async function createPlatformClock(options: PlatformClockOptions): Promis
   let offset = await options.store.readOffsetMs()
   let timer: NodeJS.Timeout | undefined
 
+  // The offset only grows (the clock never moves back): a read that started before this
+  // process's own move answers after it must not undo it.
+  const observe = (read: number): void => {
+    offset = Math.max(offset, read)
+  }
   const refresh = async (): Promise<void> => {
-    offset = await options.store.readOffsetMs()
+    observe(await options.store.readOffsetMs())
   }
   if (options.refreshMs !== undefined && options.refreshMs > 0) {
     timer = setInterval(() => {
@@ -51,8 +71,11 @@ export async function createPlatformClock(options: PlatformClockOptions): Promis
     now: () => new Date(wallMs() + offset),
     offsetMs: () => offset,
     refresh,
+    observeOffsetMs: observe,
     async advance(seconds) {
-      offset = await options.store.addOffsetMs(Math.round(seconds * 1000))
+      const moved = await options.store.addOffsetMs(Math.round(seconds * 1000), MAX_OFFSET_SECONDS * 1000)
+      if (moved === undefined) return undefined
+      offset = moved
       return new Date(wallMs() + offset)
     },
     stop() {

@@ -16,6 +16,7 @@ export const ERROR_STATUS = {
   invalid_metadata: 400,
   missing_txid: 400,
   transaction_failed: 400,
+  clock_out_of_range: 400,
   missing_authorization: 401,
   wrong_authorization_scheme: 401,
   invalid_api_key: 401,

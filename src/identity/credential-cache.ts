@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import type { Clock } from '../clock/clock.js'
+import type { PlatformClock } from '../clock/clock.js'
 import type { DB } from '../db/schema.js'
 import type { Authenticator, KeyPrincipal, TokenCheck, TokenPrincipal } from '../http/auth.js'
 import { sha256Hex } from '../lib/crypto.js'
@@ -27,8 +27,11 @@ import { credentialEventsRepo, KEEP_EVENTS_MS, memberSubject, type RevokedCreden
  *   ago: if the database stops answering the feed, every request goes to the database again.
  *   A read that starts after a revocation commits sees it, so a revocation committed at time T
  *   is honoured everywhere from T + 1 s at the latest.
- * - Expiry is checked on every hit against the platform clock, so an expired token is refused
- *   at once; an entry also lives at most `ttlMs`.
+ * - Expiry is checked on every hit against the platform clock. Every read of the feed also reads
+ *   the clock's stored offset (one statement) and hands it to the clock, so a hit is judged on an
+ *   offset no staler than the revocations: a token expired by a clock move made on another
+ *   process is refused within `maxStalenessMs` too, at once on the process that moved it, and
+ *   at once by the database on a miss (identity-service.ts). An entry also lives at most `ttlMs`.
  * - A lookup that started before an event is applied here and finishes after it is not cached,
  *   so a verification racing a revocation cannot re-insert a revoked credential. Applied events
  *   are numbered here, in the order this process applies them (not by their database id, whose
@@ -44,7 +47,7 @@ import { credentialEventsRepo, KEEP_EVENTS_MS, memberSubject, type RevokedCreden
  */
 export interface CredentialCacheOptions {
   db: Kysely<DB>
-  clock: Clock
+  clock: Pick<PlatformClock, 'now' | 'observeOffsetMs'>
   pollMs?: number
   maxStalenessMs?: number
   ttlMs?: number
@@ -146,6 +149,7 @@ export function createCredentialCache(options: CredentialCacheOptions): Credenti
     let afterId = 0
     for (;;) {
       const page = await events.read(horizon, afterId, PAGE)
+      options.clock.observeOffsetMs(page.clockOffsetMs)
       // The first page's snapshot is the oldest: later pages see everything it saw, and more.
       next ??= page.horizon
       for (const event of page.events) {

@@ -23,6 +23,8 @@ export interface FeedPage {
    * id had finished (committed or rolled back) when it was taken.
    */
   horizon: bigint
+  /** The platform clock's stored offset, read in the same snapshot. */
+  clockOffsetMs: number
 }
 
 export const memberSubject = (appId: string, userId: string): string => `${appId}:${userId}`
@@ -41,7 +43,9 @@ export function credentialEventsRepo(db: Kysely<DB>) {
     /**
      * The events written by transactions with an id at or above `horizon`, with an event id above
      * `afterId` (for paging), oldest id first, and the horizon of the snapshot they were read in:
-     * one statement, so one snapshot.
+     * one statement, so one snapshot. The same statement reads the platform clock's stored offset:
+     * a cache that serves credentials only while this read is fresh then checks their expiry on a
+     * clock no staler than its revocations.
      */
     async read(horizon: bigint, afterId: number, limit: number): Promise<FeedPage> {
       const { rows } = await sql<{
@@ -50,9 +54,12 @@ export function credentialEventsRepo(db: Kysely<DB>) {
         subject: string | null
         xid: string | null
         horizon: string
+        offset_ms: string
       }>`
-        select e.id, e.kind, e.subject, e.xid::text as xid, s.horizon::text as horizon
-        from (select pg_snapshot_xmin(pg_current_snapshot()) as horizon) s
+        select e.id, e.kind, e.subject, e.xid::text as xid, s.horizon::text as horizon, s.offset_ms::text as offset_ms
+        from (
+          select pg_snapshot_xmin(pg_current_snapshot()) as horizon, (select offset_ms from platform_clock where id = 1) as offset_ms
+        ) s
         left join lateral (
           select id, kind, subject, xid from credential_events
           where xid >= cast(${horizon.toString()} as xid8) and id > ${afterId}
@@ -66,7 +73,7 @@ export function credentialEventsRepo(db: Kysely<DB>) {
         if (row.id === null || row.kind === null || row.subject === null || row.xid === null) continue
         events.push({ id: Number(row.id), kind: row.kind, subject: row.subject, xid: BigInt(row.xid) })
       }
-      return { events, horizon: BigInt(first.horizon) }
+      return { events, horizon: BigInt(first.horizon), clockOffsetMs: Number(first.offset_ms ?? 0) }
     },
 
     /** The horizon of a snapshot taken now (see FeedPage). */

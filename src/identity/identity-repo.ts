@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely'
+import { platformNow } from '../clock/platform-now.js'
 import type { AccessTokensTable, DB, UsersTable } from '../db/schema.js'
 
 export type UserRow = UsersTable
@@ -13,6 +14,8 @@ export interface TokenRecord {
   revoked_at: Date | null
   uid: string
   username: string
+  /** Whether `expires_at` has passed on the platform clock as stored, judged by the same statement. */
+  expired: boolean
 }
 
 export function identityRepo(db: Kysely<DB>) {
@@ -64,8 +67,21 @@ export function identityRepo(db: Kysely<DB>) {
         .executeTakeFirstOrThrow()
     },
 
-    async insertToken(row: Omit<AccessTokensTable, 'revoked_at'>): Promise<void> {
-      await db.insertInto('access_tokens').values(row).execute()
+    /**
+     * Issues a token valid for `ttlSeconds` from the platform time as stored (whole seconds, so
+     * valid_until.timestamp and .iso8601 name the same instant exactly): its expiry.
+     */
+    async insertToken(row: Omit<AccessTokensTable, 'revoked_at' | 'created_at' | 'expires_at'>, ttlSeconds: number): Promise<Date> {
+      const inserted = await db
+        .insertInto('access_tokens')
+        .values({
+          ...row,
+          created_at: platformNow,
+          expires_at: sql<Date>`date_trunc('second', ${platformNow}) + ${ttlSeconds}::integer * interval '1 second'`,
+        })
+        .returning('expires_at')
+        .executeTakeFirstOrThrow()
+      return inserted.expires_at
     },
 
     async findTokenByHash(tokenHash: string): Promise<TokenRecord | undefined> {
@@ -74,6 +90,7 @@ export function identityRepo(db: Kysely<DB>) {
         .innerJoin('app_users as au', (join) => join.onRef('au.app_id', '=', 't.app_id').onRef('au.user_id', '=', 't.user_id'))
         .innerJoin('users as u', 'u.id', 't.user_id')
         .select(['t.id', 't.token_hash', 't.app_id', 't.user_id', 't.scopes', 't.expires_at', 't.revoked_at', 'au.uid', 'u.username'])
+        .select(sql<boolean>`t.expires_at <= ${platformNow}`.as('expired'))
         .where('t.token_hash', '=', tokenHash)
         .executeTakeFirst()
     },

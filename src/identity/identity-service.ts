@@ -80,23 +80,18 @@ export function identityServiceFactory(deps: {
       const scopes = normalizeScopes(input.scopes)
       const now = clock.now()
       const ttl = input.expiresInSeconds ?? defaultTokenTtlSeconds
-      // Whole seconds, so valid_until.timestamp and .iso8601 name the same instant exactly.
-      const expiresAt = new Date((Math.floor(now.getTime() / 1000) + ttl) * 1000)
       const accessToken = newSecret()
 
-      const uid = await inTransaction(db, async (trx) => {
+      const { uid, expiresAt } = await inTransaction(db, async (trx) => {
         const txRepo = identityRepo(trx)
         const consent = await txRepo.grantConsent({ appId: input.appId, userId: user.id, newUid: newUid(), scopes, at: now })
-        await txRepo.insertToken({
-          id: newId('tok'),
-          token_hash: sha256Hex(accessToken),
-          app_id: input.appId,
-          user_id: user.id,
-          scopes,
-          created_at: now,
-          expires_at: expiresAt,
-        })
-        return consent.uid
+        // The expiry is computed from the stored clock offset, not this process's copy of it, so a
+        // token issued just after another process moved the clock lives its whole lifetime.
+        const expires = await txRepo.insertToken(
+          { id: newId('tok'), token_hash: sha256Hex(accessToken), app_id: input.appId, user_id: user.id, scopes },
+          ttl,
+        )
+        return { uid: consent.uid, expiresAt: expires }
       })
       return {
         accessToken,
@@ -109,7 +104,8 @@ export function identityServiceFactory(deps: {
       const hash = sha256Hex(token)
       const row = await repo.findTokenByHash(hash)
       if (row === undefined || row.revoked_at !== null || !constantTimeEqual(row.token_hash, hash)) return undefined
-      if (row.expires_at.getTime() <= clock.now().getTime()) return 'expired'
+      // Judged by the database against the stored offset: every process refuses it alike.
+      if (row.expired) return 'expired'
       return {
         kind: 'token',
         tokenId: row.id,

@@ -1,4 +1,5 @@
 import { type Expression, type Kysely, type Selectable, sql } from 'kysely'
+import { platformNow, platformNowPlus } from '../clock/platform-now.js'
 import type { DB, NotificationsTable } from '../db/schema.js'
 import { tally } from './notification-quota.js'
 
@@ -39,7 +40,7 @@ export function notificationsRepo(db: Kysely<DB>) {
     async deliver(
       appId: string,
       batch: readonly NewNotification[],
-      options: { scope: string; now: Date; since: Date; limit: number },
+      options: { scope: string; windowMs: number; limit: number },
     ): Promise<Array<{ recipient: string; over_quota: boolean }>> {
       const { recipients, counts, firsts } = tally(batch.map((n) => n.user_uid))
       // Locks are taken in this order in every process (code-unit order), so requests never deadlock.
@@ -47,7 +48,7 @@ export function notificationsRepo(db: Kysely<DB>) {
       const column = <K extends keyof NewNotification>(key: K) => batch.map((n) => n[key])
       const result = await sql<{ recipient: string; over_quota: boolean }>`
         select recipient, over_quota from notify_deliver(
-          ${appId}, ${options.scope}, ${options.now}::timestamptz, ${options.since}::timestamptz, ${options.limit}::integer,
+          ${appId}, ${options.scope}, ${platformNow}, ${platformNowPlus(-options.windowMs)}, ${options.limit}::integer,
           ${order.map((i) => recipients[i])}::text[], ${order.map((i) => counts[i])}::integer[],
           ${column('id')}::text[], ${column('user_uid')}::text[], ${column('title')}::text[], ${column('body')}::text[],
           ${column('subroute')}::text[], ${firsts}::boolean[])`.execute(db)

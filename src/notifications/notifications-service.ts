@@ -108,12 +108,9 @@ export function notificationsServiceFactory(deps: { db: Kysely<DB>; clock: Clock
       const now = clock.now()
       const ids = newNotificationIds(now, batch.length)
       const rows = batch.map((n, i) => ({ id: ids[i] ?? '', user_uid: n.user_uid, title: n.title, body: n.body, subroute: n.subroute }))
-      const recipients = await repo.deliver(appId, rows, {
-        scope: NOTIFICATIONS_SCOPE,
-        now,
-        since: new Date(now.getTime() - QUOTA_WINDOW_MS),
-        limit: QUOTA_PER_USER,
-      })
+      // The quota's window is judged on the platform time as stored, in the statement itself: a
+      // process that has not yet seen another's clock move counts as that one does.
+      const recipients = await repo.deliver(appId, rows, { scope: NOTIFICATIONS_SCOPE, windowMs: QUOTA_WINDOW_MS, limit: QUOTA_PER_USER })
       const over = new Set(recipients.filter((r) => r.over_quota).map((r) => r.recipient))
       if (over.size > 0) throw new QuotaExceeded([...new Set(batch.map((n) => n.user_uid).filter((uid) => over.has(uid)))])
       const reached = new Set(recipients.map((r) => r.recipient))

@@ -1,7 +1,10 @@
 import { type Kysely, type Selectable, sql } from 'kysely'
+import { platformNow, platformNowPlus } from '../clock/platform-now.js'
 import type { DB, PaymentsTable } from '../db/schema.js'
 
 export type PaymentRow = Selectable<PaymentsTable>
+/** A payment as read, with the platform time the same statement read (the approval window is judged against it). */
+export type PaymentRead = PaymentRow & { platform_now: Date }
 
 export interface NewPayment {
   identifier: string
@@ -15,7 +18,6 @@ export interface NewPayment {
   from_address: string
   to_address: string
   network: PaymentRow['network']
-  created_at: Date
 }
 
 /** Whether a database error is the one-open-payment index refusing a second open payment. */
@@ -34,29 +36,30 @@ const OPEN = sql<boolean>`not developer_completed and not cancelled and not user
  */
 export function paymentsRepo(db: Kysely<DB>) {
   const select = () => db.selectFrom('payments').selectAll()
+  const read = () => select().select(platformNow.as('platform_now'))
   const update = () => db.updateTable('payments')
 
   return {
     async insert(row: NewPayment): Promise<PaymentRow> {
       return db
         .insertInto('payments')
-        .values({ ...row, metadata: sql<string>`cast(${JSON.stringify(row.metadata)} as jsonb)` })
+        .values({ ...row, metadata: sql<string>`cast(${JSON.stringify(row.metadata)} as jsonb)`, created_at: platformNow })
         .returningAll()
         .executeTakeFirstOrThrow()
     },
 
-    async findForApp(identifier: string, appId: string): Promise<PaymentRow | undefined> {
-      return select().where('identifier', '=', identifier).where('app_id', '=', appId).executeTakeFirst()
+    async findForApp(identifier: string, appId: string): Promise<PaymentRead | undefined> {
+      return read().where('identifier', '=', identifier).where('app_id', '=', appId).executeTakeFirst()
     },
 
     /** The payments with these identifiers, of any app: the caller checks the app (coalesced reads, src/db/coalesce.ts). */
-    async findMany(identifiers: string[]): Promise<Map<string, PaymentRow>> {
-      const rows = await select().where('identifier', '=', sql<string>`any(${identifiers})`).execute()
+    async findMany(identifiers: string[]): Promise<Map<string, PaymentRead>> {
+      const rows = await read().where('identifier', '=', sql<string>`any(${identifiers})`).execute()
       return new Map(rows.map((row) => [row.identifier, row]))
     },
 
-    async findForUser(identifier: string, appId: string, userId: string): Promise<PaymentRow | undefined> {
-      return select().where('identifier', '=', identifier).where('app_id', '=', appId).where('user_id', '=', userId).executeTakeFirst()
+    async findForUser(identifier: string, appId: string, userId: string): Promise<PaymentRead | undefined> {
+      return read().where('identifier', '=', identifier).where('app_id', '=', appId).where('user_id', '=', userId).executeTakeFirst()
     },
 
     async linkedTxid(identifier: string): Promise<string | null | undefined> {
@@ -80,7 +83,7 @@ export function paymentsRepo(db: Kysely<DB>) {
     async insertForMember(
       appId: string,
       uid: string,
-      row: Pick<NewPayment, 'identifier' | 'amount' | 'memo' | 'metadata' | 'created_at'>,
+      row: Pick<NewPayment, 'identifier' | 'amount' | 'memo' | 'metadata'>,
     ): Promise<PaymentRow | undefined> {
       return db
         .insertInto('payments')
@@ -115,7 +118,7 @@ export function paymentsRepo(db: Kysely<DB>) {
               'a.wallet_address as from_address',
               'u.wallet_address as to_address',
               'a.network',
-              sql<Date>`${row.created_at}::timestamptz`.as('created_at'),
+              platformNow.as('created_at'),
             ])
             .where('au.app_id', '=', appId)
             .where('au.uid', '=', uid)
@@ -158,16 +161,17 @@ export function paymentsRepo(db: Kysely<DB>) {
         .executeTakeFirstOrThrow()
     },
 
-    async approve(identifier: string, appId: string, now: Date, createdAfter: Date): Promise<PaymentRow | undefined> {
+    /** Approves while the approval window (`windowMs`) is open on the platform clock as stored. */
+    async approve(identifier: string, appId: string, windowMs: number): Promise<PaymentRow | undefined> {
       return update()
-        .set({ developer_approved: true, approved_at: now })
+        .set({ developer_approved: true, approved_at: platformNow })
         .where('identifier', '=', identifier)
         .where('app_id', '=', appId)
         .where('direction', '=', 'user_to_app')
         .where('developer_approved', '=', false)
         .where('cancelled', '=', false)
         .where('user_cancelled', '=', false)
-        .where('created_at', '>', createdAfter)
+        .where('created_at', '>', platformNowPlus(-windowMs))
         .returningAll()
         .executeTakeFirst()
     },
@@ -211,9 +215,9 @@ export function paymentsRepo(db: Kysely<DB>) {
 
     /**
      * The platform's cancel of user-to-app payments whose approval window passed, dated when the
-     * window closed: one payment, or every due payment of an app.
+     * window closed: one payment, or every due payment of an app. Due on the platform clock as stored.
      */
-    async expireApproval(which: { identifier: string } | { appId: string }, windowMs: number, now: Date): Promise<void> {
+    async expireApproval(which: { identifier: string } | { appId: string }, windowMs: number): Promise<void> {
       const due = update()
         .set({ cancelled: true, cancelled_at: sql<Date>`created_at + make_interval(secs => ${windowMs / 1000})` })
         .where('direction', '=', 'user_to_app')
@@ -221,7 +225,7 @@ export function paymentsRepo(db: Kysely<DB>) {
         .where(OPEN)
         // A payment with a transaction was paid (before the rule that refuses it): never cancel it here.
         .where('txid', 'is', null)
-        .where('created_at', '<=', new Date(now.getTime() - windowMs))
+        .where('created_at', '<=', platformNowPlus(-windowMs))
       await ('identifier' in which ? due.where('identifier', '=', which.identifier) : due.where('app_id', '=', which.appId)).execute()
     },
 

@@ -11,7 +11,7 @@ import { randomToken } from '../lib/crypto.js'
 import { type PaymentDTO, toPaymentDTO } from './payment-dto.js'
 import { checkAmount, checkMemo, checkMetadata } from './payment-input.js'
 import { approvalExpired, decide, type Move } from './payment-state.js'
-import { isOpenPaymentConflict, type PaymentRow, paymentsRepo } from './payments-repo.js'
+import { isOpenPaymentConflict, type PaymentRead, type PaymentRow, paymentsRepo } from './payments-repo.js'
 
 /**
  * The result code of a transaction the platform signed for a payment that, by the time the
@@ -100,10 +100,14 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
   /** `GET /v2/payments/{id}`: concurrent reads share one query (batched, never cached). */
   const byId = coalescingReader((ids) => repo.findMany(ids))
 
-  /** Applies the platform's approval timeout to a row just read, so every answer reflects it. */
-  async function current(row: PaymentRow, reread: () => Promise<PaymentRow | undefined>): Promise<PaymentRow> {
-    if (!approvalExpired(row, clock.now(), approvalWindowMs)) return row
-    await repo.expireApproval({ identifier: row.identifier }, approvalWindowMs, clock.now())
+  /**
+   * Applies the platform's approval timeout to a row just read, so every answer reflects it. The
+   * window is judged on the platform time the read itself took from the database
+   * (`platform_now`), not on this process's copy of the clock's offset, so every process judges alike.
+   */
+  async function current(row: PaymentRead, reread: () => Promise<PaymentRead | undefined>): Promise<PaymentRow> {
+    if (!approvalExpired(row, row.platform_now, approvalWindowMs)) return row
+    await repo.expireApproval({ identifier: row.identifier }, approvalWindowMs)
     return (await reread()) ?? row
   }
 
@@ -126,10 +130,12 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
   /**
    * A payment as it stands now for deciding a move, without writing: an approval window that
    * passed shows as the cancellation expireApproval records. A refused or replayed move then
-   * changes nothing (reads still record the expiry).
+   * changes nothing (reads still record the expiry). The window is judged on the platform time
+   * the read took from the database, as the approve's guarded UPDATE judges it, so no process
+   * can approve what another refused as expired: the clock only moves forward.
    */
-  function expiryView(row: PaymentRow): PaymentRow {
-    if (!approvalExpired(row, clock.now(), approvalWindowMs)) return row
+  function expiryView(row: PaymentRead): PaymentRow {
+    if (!approvalExpired(row, row.platform_now, approvalWindowMs)) return row
     return { ...row, cancelled: true, cancelled_at: new Date(row.created_at.getTime() + approvalWindowMs) }
   }
 
@@ -198,7 +204,6 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
             amount,
             memo,
             metadata,
-            created_at: clock.now(),
           })
           if (row !== undefined) return dto(row)
           const member = await repo.findMember(appId, uid)
@@ -259,7 +264,6 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
             from_address: parties.user_wallet,
             to_address: parties.app_wallet,
             network: parties.network,
-            created_at: now,
           })
         })
       try {
@@ -283,10 +287,9 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
     },
 
     async approve(appId: string, id: string): Promise<PaymentDTO> {
-      const now = clock.now()
       const row = await move(
         () => viewForApp(appId, id),
-        () => repo.approve(id, appId, now, new Date(now.getTime() - approvalWindowMs)),
+        () => repo.approve(id, appId, approvalWindowMs),
         { kind: 'approve' },
       )
       return dto(row)
@@ -389,7 +392,7 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
 
     /** Persists the platform's cancel of every payment of the app whose approval window passed (for listings that read rows directly). */
     async expireDueApprovals(appId: string): Promise<void> {
-      await repo.expireApproval({ appId }, approvalWindowMs, clock.now())
+      await repo.expireApproval({ appId }, approvalWindowMs)
     },
 
     async incompleteServerPayments(appId: string): Promise<PaymentDTO[]> {

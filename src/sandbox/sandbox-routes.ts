@@ -2,8 +2,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import type { AppsService } from '../apps/apps-service.js'
-import type { PlatformClock } from '../clock/clock.js'
-import { errorResponses } from '../http/errors.js'
+import { MAX_ADVANCE_SECONDS, MAX_OFFSET_SECONDS, type PlatformClock } from '../clock/clock.js'
+import { ApiError, errorResponses } from '../http/errors.js'
 import { ADMIN_SECURITY } from '../http/openapi.js'
 import type { IdentityService } from '../identity/identity-service.js'
 import { SCOPES } from '../identity/scopes.js'
@@ -31,7 +31,6 @@ const ClockSchema = Type.Object({
   timestamp: Type.Number({ description: 'Platform time, Unix time in seconds' }),
   offset_seconds: Type.Number({ description: 'How far the platform clock is ahead of the wall clock' }),
 })
-const MAX_ADVANCE_SECONDS = 10 * 366 * 86_400
 
 export interface SandboxDeps {
   apps: AppsService
@@ -259,12 +258,20 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxDeps): void {
         ...common,
         operationId: 'sandboxAdvanceClock',
         summary: 'Move the platform clock forward for everything time-based',
+        description: `At most ${MAX_ADVANCE_SECONDS} s (ten years) a move and ${MAX_OFFSET_SECONDS} s (a hundred years) ahead of the wall clock in all; never back.`,
         body: Type.Object({ advance_seconds: Type.Number({ exclusiveMinimum: 0, maximum: MAX_ADVANCE_SECONDS }) }),
-        response: { 200: ClockSchema, ...errorResponses(401) },
+        response: { 200: ClockSchema, ...errorResponses(400, 401) },
       },
     },
     async (request) => {
-      await clock.advance(request.body.advance_seconds)
+      if ((await clock.advance(request.body.advance_seconds)) === undefined) {
+        await clock.refresh()
+        const left = Math.max(0, MAX_OFFSET_SECONDS - clock.offsetMs() / 1000)
+        throw new ApiError(
+          'clock_out_of_range',
+          `The platform clock may be at most ${MAX_OFFSET_SECONDS} s (a hundred years) ahead of the wall clock; it can move ${left} s more.`,
+        )
+      }
       return clockBody()
     },
   )

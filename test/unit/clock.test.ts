@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { type ClockStore, createPlatformClock } from '../../src/clock/clock.js'
+import { type ClockStore, createPlatformClock, MAX_OFFSET_SECONDS } from '../../src/clock/clock.js'
 
 function memoryStore(initial = 0): ClockStore & { offset: number } {
   const store = {
     offset: initial,
     readOffsetMs: async () => store.offset,
-    addOffsetMs: async (delta: number) => {
+    addOffsetMs: async (delta: number, max: number) => {
+      if (store.offset + delta > max) return undefined
       store.offset += delta
       return store.offset
     },
@@ -25,8 +26,16 @@ describe('platform clock', () => {
     const store = memoryStore()
     const clock = await createPlatformClock({ store, wallMs: () => 0 })
     const now = await clock.advance(1.5)
-    assert.equal(now.getTime(), 1500)
+    assert.equal(now?.getTime(), 1500)
     assert.equal(store.offset, 1500)
+  })
+
+  it('refuses a move past MAX_OFFSET_SECONDS and keeps its offset', async () => {
+    const store = memoryStore(MAX_OFFSET_SECONDS * 1000 - 1000)
+    const clock = await createPlatformClock({ store, wallMs: () => 0 })
+    assert.equal(await clock.advance(1.001), undefined)
+    assert.equal(clock.offsetMs(), MAX_OFFSET_SECONDS * 1000 - 1000)
+    assert.equal((await clock.advance(1))?.getTime(), MAX_OFFSET_SECONDS * 1000)
   })
 
   it("picks up another process's advance on refresh", async () => {
