@@ -9,6 +9,16 @@ export type AdScriptRow = Selectable<AdScriptsTable>
 export const WHOLE_APP = ''
 
 export function adsRepo(db: Kysely<DB>) {
+  const settleDue = (now: Date) =>
+    db
+      .updateTable('ads')
+      .set({
+        mediator_ack_status: sql<AckStatus>`settles_to`,
+        mediator_granted_at: sql<Date | null>`case when settles_to = 'granted' then settles_at end`,
+      })
+      .where('mediator_ack_status', 'is', null)
+      .where('settles_at', '<=', now)
+
   return {
     async insert(row: Omit<AdRow, 'mediator_ack_status' | 'mediator_granted_at' | 'mediator_revoked_at'>): Promise<void> {
       await db.insertInto('ads').values(row).execute()
@@ -30,16 +40,12 @@ export function adsRepo(db: Kysely<DB>) {
 
     /** A pending ad whose verdict is due takes it, dated when it was due. */
     async settle(id: string, now: Date): Promise<void> {
-      await db
-        .updateTable('ads')
-        .set({
-          mediator_ack_status: sql<AckStatus>`settles_to`,
-          mediator_granted_at: sql<Date | null>`case when settles_to = 'granted' then settles_at end`,
-        })
-        .where('id', '=', id)
-        .where('mediator_ack_status', 'is', null)
-        .where('settles_at', '<=', now)
-        .execute()
+      await settleDue(now).where('id', '=', id).execute()
+    },
+
+    /** Every pending ad of an app whose verdict is due takes it (before the sandbox lists the app's ads). */
+    async settleDueForApp(appId: string, now: Date): Promise<void> {
+      await settleDue(now).where('app_id', '=', appId).execute()
     },
 
     /** Moves the status only from `from`; answers the row if it moved. */
