@@ -31,7 +31,7 @@ describe('fetch and undici against a real Plinth process', () => {
     const response = await fetch(`${platform.base}${path}`, init)
     return { status: response.status, headers: response.headers, body: (await response.json()) as T & { error?: string } }
   }
-  const createU2A = async (body: Record<string, unknown> = { amount: 1, memo: 'fetch' }) => {
+  const createU2A = async (body: Record<string, unknown> = { amount: 1, memo: 'fetch', metadata: {} }) => {
     const created = await fetchJson('/v2/client/payments', {
       method: 'POST',
       headers: { ...bearer, 'content-type': 'application/json; charset=utf-8' },
@@ -66,7 +66,7 @@ describe('fetch and undici against a real Plinth process', () => {
       body: '',
     })
     assert.equal(cancelled.status, 200, JSON.stringify(cancelled.body))
-    const second = (await createU2A({ amount: '0.5', memo: 'string amount' })).identifier
+    const second = (await createU2A({ amount: '0.5', memo: 'string amount', metadata: {} })).identifier
     const userCancelled = await fetchJson(`/v2/client/payments/${second}/cancel`, { method: 'POST', headers: bearer, body: '' })
     assert.equal(userCancelled.body.status.user_cancelled, true)
 
