@@ -12,9 +12,11 @@ import type { Config } from './config.js'
 import { consoleRoutes } from './console/console-routes.js'
 import type { DB } from './db/schema.js'
 import { registerAuth } from './http/auth.js'
+import { registerBodyParsers } from './http/body-parsers.js'
 import { ApiError, clientErrorHandler, ErrorBody, registerErrorHandling } from './http/errors.js'
 import { SECURITY_SCHEMES } from './http/openapi.js'
 import { registerRateLimits } from './http/rate-limit.js'
+import { normalizeUrl, registerRouting } from './http/routing.js'
 import { validatorCompiler } from './http/validation.js'
 import { createCredentialCache } from './identity/credential-cache.js'
 import { identityServiceFactory } from './identity/identity-service.js'
@@ -134,6 +136,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
     },
     routerOptions: { maxParamLength: 200 },
+    // `/v2/me/` and `/v2//payments/…` are served as `/v2/me` and `/v2/payments/…` (src/http/routing.ts).
+    rewriteUrl: (request) => normalizeUrl(request.url ?? '/'),
     frameworkErrors: routingError,
     clientErrorHandler,
     // During a graceful shutdown a request that arrives on an open keep-alive connection is served
@@ -142,21 +146,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: false,
   })
   app.setValidatorCompiler(validatorCompiler)
+  // Before every route (it records them) and before authentication (a 401 carries the CORS headers).
+  const routes = registerRouting(app)
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff')
   })
 
-  // An empty body with a JSON content type is "no payload" (approve and cancel are sent that way), not an error.
-  // JSON is the only body type: anything else is 415 rather than a string the schema then refuses.
-  const parseJson = app.getDefaultJsonParser('error', 'error')
-  app.removeContentTypeParser(['application/json', 'text/plain'])
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (request, body, done) => {
-    if (body === '') return done(null, undefined)
-    parseJson(request, body as string, done)
-  })
+  registerBodyParsers(app, { bodyLimit: BODY_LIMIT })
 
-  registerErrorHandling(app)
+  registerErrorHandling(app, routes)
   app.addSchema(ErrorBody)
 
   await app.register(swagger, {
@@ -237,13 +236,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   adsRoutes(app, { ads })
   notificationsRoutes(app, { notifications })
   sdkRoutes(app)
-  await app.register(horizonRoutes, { prefix: '/ledger', ledger, clock, publicUrl: config.publicUrl, version: VERSION })
+  await app.register(horizonRoutes, { prefix: '/ledger', routes, ledger, clock, publicUrl: config.publicUrl, version: VERSION })
   if (config.mode === 'sandbox') {
     sandboxRoutes(app, { apps, identity, clock, maxTokenTtlSeconds: 30 * 86_400 })
     ledgerSandboxRoutes(app, { ledger })
     adsSandboxRoutes(app, { ads, apps })
     notificationsSandboxRoutes(app, { notifications })
-    sandboxViews(app, { db, publicUrl: config.publicUrl, expireDueApprovals: payments.expireDueApprovals })
+    sandboxViews(app, {
+      db,
+      publicUrl: config.publicUrl,
+      expireDueApprovals: payments.expireDueApprovals,
+      settleDueAds: ads.settleDueForApp,
+    })
     await app.register(sandboxPageRoutes, {
       approvalWindowSeconds: config.approvalWindowSeconds,
       adminTokenRequired: config.adminToken !== undefined,

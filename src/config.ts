@@ -134,7 +134,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     secretKey,
     tokenTtlSeconds: integer(env, 'PLINTH_TOKEN_TTL_SECONDS', 86_400, 1, 30 * 86_400),
     approvalWindowSeconds: integer(env, 'PLINTH_APPROVAL_WINDOW_SECONDS', 60, 1, 86_400),
-    adVerdictDelaySeconds: integer(env, 'PLINTH_AD_VERDICT_DELAY_SECONDS', 2, 0, 3600),
+    adVerdictDelaySeconds: integer(env, 'PLINTH_AD_VERDICT_DELAY_SECONDS', 0, 0, 3600),
     rateLimitKeyPerMinute: integer(env, 'PLINTH_RATE_LIMIT_KEY_PER_MINUTE', 60_000, 0, 1_000_000_000),
     rateLimitTokenPerMinute: integer(env, 'PLINTH_RATE_LIMIT_TOKEN_PER_MINUTE', 1_200, 0, 1_000_000_000),
   }

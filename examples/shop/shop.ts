@@ -33,7 +33,7 @@ export interface ShopOptions {
   plinthUrl: string
   apiKey: string
   walletSeed: string
-  /** How long a reward claim waits for the ad mediator's verdict (it grants about 2 s after the ad). */
+  /** How long a reward claim waits for the ad mediator's verdict (at once by default; PLINTH_AD_VERDICT_DELAY_SECONDS delays it). */
   adVerdictTimeoutMs?: number
   adPollIntervalMs?: number
   log?: (line: string) => void

@@ -13,6 +13,17 @@ export const WHOLE_APP = ''
 
 export function adsRepo(db: Kysely<DB>) {
   const read = () => db.selectFrom('ads').selectAll().select(platformNow.as('platform_now'))
+  /** Pending ads whose verdict is due on the platform clock as stored take it, dated when it was due. */
+  const settleDue = () =>
+    db
+      .updateTable('ads')
+      .set({
+        mediator_ack_status: sql<AckStatus>`settles_to`,
+        mediator_granted_at: sql<Date | null>`case when settles_to = 'granted' then settles_at end`,
+      })
+      .where('mediator_ack_status', 'is', null)
+      .where('settles_at', '<=', platformNow)
+
   return {
     /** A watched ad, created now on the platform clock as stored; its verdict `settles_to` falls due `settlesAfterMs` later. */
     async insert(
@@ -42,16 +53,12 @@ export function adsRepo(db: Kysely<DB>) {
 
     /** A pending ad whose verdict is due on the platform clock as stored takes it, dated when it was due. */
     async settle(id: string): Promise<void> {
-      await db
-        .updateTable('ads')
-        .set({
-          mediator_ack_status: sql<AckStatus>`settles_to`,
-          mediator_granted_at: sql<Date | null>`case when settles_to = 'granted' then settles_at end`,
-        })
-        .where('id', '=', id)
-        .where('mediator_ack_status', 'is', null)
-        .where('settles_at', '<=', platformNow)
-        .execute()
+      await settleDue().where('id', '=', id).execute()
+    },
+
+    /** Every pending ad of an app whose verdict is due takes it (before the sandbox lists the app's ads). */
+    async settleDueForApp(appId: string): Promise<void> {
+      await settleDue().where('app_id', '=', appId).execute()
     },
 
     /** Moves the status only from `from`; answers the row if it moved. */

@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { ConnectionError, FastifyError, FastifyInstance } from 'fastify'
 import { type Static, Type } from 'typebox'
+import type { RouteTable } from './routing.js'
 
 /**
  * The closed vocabulary of error codes and the HTTP status each one carries. Codes the
@@ -33,6 +34,7 @@ export const ERROR_STATUS = {
   ad_not_found: 404,
   notification_not_found: 404,
   missing_wallet: 404,
+  method_not_allowed: 405,
   username_taken: 409,
   ongoing_payment_found: 409,
   wrong_direction: 409,
@@ -135,7 +137,7 @@ export function toApiError(error: FastifyError | ApiError | Error): { error: Api
   return { error: new ApiError('unknown_error', 'An unexpected error occurred.'), unexpected: true }
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+export function registerErrorHandling(app: FastifyInstance, routes: RouteTable): void {
   app.setErrorHandler((thrown: FastifyError, request, reply) => {
     const { error, unexpected } = toApiError(thrown)
     if (unexpected) {
@@ -155,6 +157,11 @@ export function registerErrorHandling(app: FastifyInstance): void {
   })
 
   app.setNotFoundHandler((request, reply) => {
+    const unrouted = routes.unrouted(request)
+    if (unrouted?.kind === 'preflight') return reply.code(204).headers(unrouted.headers).send()
+    if (unrouted?.kind === 'method_not_allowed') {
+      return reply.code(405).header('allow', unrouted.allow).send(new ApiError('method_not_allowed', unrouted.message).toBody())
+    }
     const error = new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}`.slice(0, 300))
     return reply.code(404).send(error.toBody())
   })

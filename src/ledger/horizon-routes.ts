@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
 import { type Static, type TSchema, Type } from 'typebox'
 import type { Clock } from '../clock/clock.js'
+import type { RouteTable } from '../http/routing.js'
 import { type HorizonProblem, LedgerError, notFound, problem } from './ledger-errors.js'
 import { BASE_FEE_STROOPS, isAccountId } from './ledger-rules.js'
 import type { LedgerAccount, LedgerOperation, LedgerService, LedgerSummary, LedgerTransaction, PageQuery } from './ledger-service.js'
@@ -19,6 +20,8 @@ export interface HorizonOptions {
   /** PLINTH_PUBLIC_URL: links are absolute, as Horizon's are. */
   publicUrl: string
   version: string
+  /** Wrong methods (405) and CORS preflights, answered for the ledger's paths too. */
+  routes: RouteTable
 }
 
 /** The protocol version Horizon reports; Plinth implements the subset docs/ledger.md lists. */
@@ -209,7 +212,8 @@ export async function horizonRoutes(app: FastifyInstance, options: HorizonOption
     reply.header('date', clock.now().toUTCString())
   })
 
-  // stellar-sdk submits `tx=<base64>` as a form. Only this plugin reads forms, bounded in size.
+  // stellar-sdk submits `tx=<base64>` as a form: this plugin reads forms on every route, bounded in size.
+  app.removeContentTypeParser('application/x-www-form-urlencoded')
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: TX_BODY_LIMIT }, (_request, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(body as string)))
   })
@@ -220,7 +224,13 @@ export async function horizonRoutes(app: FastifyInstance, options: HorizonOption
     if (body.status === 413 || body.status === 415) reply.header('connection', 'close')
     return sendProblem(reply, body)
   })
-  app.setNotFoundHandler((_request, reply) => sendProblem(reply, notFound().problem))
+  app.setNotFoundHandler((request, reply) => {
+    const unrouted = options.routes.unrouted(request)
+    if (unrouted?.kind === 'preflight') return reply.code(204).headers(unrouted.headers).send()
+    if (unrouted?.kind === 'method_not_allowed')
+      return sendProblem(reply.header('allow', unrouted.allow), problem('method_not_allowed', unrouted.message))
+    return sendProblem(reply, notFound().problem)
+  })
 
   const pageOf = (query: PageQueryType): PageQuery => ({ order: query.order ?? 'asc', limit: query.limit ?? 10, cursor: query.cursor })
 

@@ -7,6 +7,7 @@ const PROBLEMS = {
   transaction_malformed: { title: 'Transaction Malformed', status: 400 },
   transaction_failed: { title: 'Transaction Failed', status: 400 },
   not_found: { title: 'Resource Missing', status: 404 },
+  method_not_allowed: { title: 'Method Not Allowed', status: 405 },
   payload_too_large: { title: 'Payload Too Large', status: 413 },
   unsupported_media_type: { title: 'Unsupported Media Type', status: 415 },
   server_error: { title: 'Internal Server Error', status: 500 },

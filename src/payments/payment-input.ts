@@ -11,8 +11,18 @@ export const MAX_METADATA_BYTES = 4096
 export type InputRefusal = { ok: false; code: 'invalid_amount' | 'invalid_metadata' | 'invalid_arguments'; message: string }
 export type Checked<T> = { ok: true; value: T } | InputRefusal
 
-/** A positive JSON number with at most 7 decimal places, as the exact decimal string stored in the database. */
-export function checkAmount(value: unknown): Checked<string> {
+/** A plain decimal numeral: digits, optionally a point and more digits (no sign, exponent or spaces). */
+const DECIMAL_STRING = /^\d{1,20}(?:\.\d{1,20})?$/
+
+/**
+ * A positive JSON number with at most 7 decimal places, as the exact decimal string stored in the
+ * database. A decimal numeral in a string ("1.5", what form-driven and PHP backends send) is read
+ * as that number, under the same bounds and precision; any other string is refused.
+ */
+export function checkAmount(given: unknown): Checked<string> {
+  const value = typeof given === 'string' && DECIMAL_STRING.test(given) ? Number(given) : given
+  if (typeof value === 'string')
+    return { ok: false, code: 'invalid_amount', message: 'amount must be a number, or a decimal numeral in a string such as "1.5".' }
   if (typeof value !== 'number' || !Number.isFinite(value))
     return { ok: false, code: 'invalid_amount', message: 'amount must be a number.' }
   if (value <= 0) return { ok: false, code: 'invalid_amount', message: 'amount must be more than 0.' }

@@ -10,12 +10,14 @@ import type { PaymentsService } from './payments-service.js'
 
 const PaymentParams = Type.Object({ payment_id: Type.String({ minLength: 1, maxLength: 64, description: 'Payment identifier' }) })
 const Amount = Type.Unknown({
-  description: `Number above 0, at most ${MAX_AMOUNT}, with at most 7 decimal places (invalid_amount otherwise)`,
+  description: `Number above 0, at most ${MAX_AMOUNT}, with at most 7 decimal places, or such a number as a decimal string ("1.5") (invalid_amount otherwise)`,
 })
 const Memo = Type.Unknown({ description: `String of at most ${MAX_MEMO_LENGTH} characters, shown to the user` })
-const Metadata = Type.Unknown({
-  description: `JSON object of at most ${MAX_METADATA_BYTES} bytes, for the developer's own use (invalid_metadata otherwise)`,
-})
+const Metadata = Type.Optional(
+  Type.Unknown({
+    description: `JSON object of at most ${MAX_METADATA_BYTES} bytes, for the developer's own use (invalid_metadata otherwise); absent means {}`,
+  }),
+)
 const TXID = '^[0-9a-f]{64}$'
 
 /** The server side of payments: `Authorization: Key`, the app's own payments only. */
@@ -89,7 +91,8 @@ export function paymentsRoutes(app: FastifyInstance, deps: { payments: PaymentsS
   r.post(
     '/v2/payments/:payment_id/complete',
     {
-      config,
+      // `{txid}` as JSON or as a form field (`txid=…`, what a PHP or HTML-form backend sends).
+      config: { ...config, forms: true },
       // No body at all is "no txid", answered with missing_txid like a body without one.
       preValidation: async (request) => {
         request.body ??= {}

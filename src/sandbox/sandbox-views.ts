@@ -30,7 +30,13 @@ const AppView = Type.Object({
 
 export function sandboxViews(
   app: FastifyInstance,
-  deps: { db: Kysely<DB>; publicUrl: string; expireDueApprovals: (appId: string) => Promise<void> },
+  deps: {
+    db: Kysely<DB>
+    publicUrl: string
+    expireDueApprovals: (appId: string) => Promise<void>
+    /** Applies the app's ad verdicts that fell due, as GET /v2/ads_network/status does for one ad. */
+    settleDueAds: (appId: string) => Promise<void>
+  },
 ): void {
   const { db, publicUrl } = deps
   const r = app.withTypeProvider<TypeBoxTypeProvider>()
@@ -244,7 +250,7 @@ export function sandboxViews(
       schema: {
         ...common,
         operationId: 'sandboxListAds',
-        summary: "An app's rewarded ads and their mediator statuses (as last stored)",
+        summary: "An app's rewarded ads and their mediator statuses (as GET /v2/ads_network/status/{adId} answers them)",
         params: AppParams,
         querystring: Limit,
         response: {
@@ -267,6 +273,7 @@ export function sandboxViews(
     },
     async (request) => {
       await requireApp(request.params.app_id)
+      await deps.settleDueAds(request.params.app_id)
       const rows = await db
         .selectFrom('ads')
         .selectAll()

@@ -369,6 +369,7 @@ const PROBLEM_KINDS = new Set([
   'transaction_malformed',
   'transaction_failed',
   'not_found',
+  'method_not_allowed',
   'payload_too_large',
   'unsupported_media_type',
 ])

@@ -639,8 +639,9 @@ export function buildRequest(fixture: Fixture, route: RouteSpec, c: FuzzCase): {
     const param = c.params[i]
     const value = String(resolve(param?.value, fixture.pools))
     const segment = param?.raw === true ? value : encodeSegment(value)
-    // A raw parameter, or a dot segment the URL parser folds away, may route elsewhere.
-    if (param?.raw === true || segment === '.' || segment === '..') raw = true
+    // A raw parameter, a dot segment the URL parser folds away, or an empty one (a doubled or trailing
+    // slash, served as if absent: docs/errors.md) may route elsewhere.
+    if (param?.raw === true || segment === '.' || segment === '..' || segment === '') raw = true
     path = path.replace(`{${name}}`, segment)
   })
   const query = c.query as unknown

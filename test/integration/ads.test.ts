@@ -70,6 +70,27 @@ describe('rewarded ads', () => {
     assert.equal(granted.mediator_revoked_at, null)
   })
 
+  it("lists an app's ads in the sandbox as the status route answers them: a verdict that fell due is shown, never pending", async () => {
+    const v = await viewer()
+    const adId = (await show(v.token, 'rewarded')).body.adId ?? ''
+    const list = async () => {
+      const response = await platform.app.inject({ method: 'GET', url: `/sandbox/apps/${v.app.app_id}/ads` })
+      assert.equal(response.statusCode, 200)
+      return (response.json() as { ads: Array<AdStatus & { settles_at: string | null }> }).ads.find((ad) => ad.identifier === adId)
+    }
+    assert.equal((await list())?.mediator_ack_status, null)
+    await sb.advanceClock(3)
+    // No one has read the ad through the API yet: the list itself applies the verdict that fell due.
+    const listed = await list()
+    assert.equal(listed?.mediator_ack_status, 'granted')
+    assert.equal(listed?.mediator_granted_at, listed?.settles_at)
+    const read = (await status(v.app, adId)).body
+    assert.deepEqual(
+      { status: read.mediator_ack_status, granted: read.mediator_granted_at },
+      { status: listed?.mediator_ack_status, granted: listed?.mediator_granted_at },
+    )
+  })
+
   it('gives no adId for a skipped rewarded ad or an interstitial', async () => {
     const v = await viewer()
     assert.deepEqual((await show(v.token, 'rewarded', 'skipped')).body, { type: 'rewarded', result: 'AD_CLOSED' })

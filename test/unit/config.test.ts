@@ -17,7 +17,7 @@ describe('loadConfig', () => {
     assert.equal(config.logLevel, 'info')
     assert.equal(config.tokenTtlSeconds, 86_400)
     assert.equal(config.approvalWindowSeconds, 60)
-    assert.equal(config.adVerdictDelaySeconds, 2)
+    assert.equal(config.adVerdictDelaySeconds, 0)
   })
 
   it('reads every variable', () => {

@@ -14,6 +14,18 @@ describe('payment input', () => {
   for (const [value, expected] of good) {
     it(`takes amount ${value} as ${expected}`, () => assert.deepEqual(checkAmount(value), { ok: true, value: expected }))
   }
+  // A decimal numeral in a string is that number, under the same bounds and precision.
+  const goodStrings: Array<[string, string]> = [
+    ['1', '1.0000000'],
+    ['0.1', '0.1000000'],
+    ['3.14', '3.1400000'],
+    ['0.0000001', '0.0000001'],
+    ['1.2345678', '1.2345678'],
+    ['100000000', '100000000.0000000'],
+  ]
+  for (const [value, expected] of goodStrings) {
+    it(`takes amount "${value}" as ${expected}`, () => assert.deepEqual(checkAmount(value), { ok: true, value: expected }))
+  }
 
   const bad: Array<[string, unknown]> = [
     ['zero', 0],
@@ -23,7 +35,17 @@ describe('payment input', () => {
     ['above the maximum', MAX_AMOUNT + 1],
     ['infinite', Number.POSITIVE_INFINITY],
     ['NaN', Number.NaN],
-    ['a string', '1'],
+    ['a string that is not a numeral', 'one'],
+    ['an empty string', ''],
+    ['a string with an exponent', '1e3'],
+    ['a signed string', '-1'],
+    ['a string with spaces', ' 1'],
+    ['a hexadecimal string', '0x10'],
+    ['a string with a bare point', '1.'],
+    ['a string with 8 decimals', '1.23456789'],
+    ['a zero string', '0'],
+    ['a string above the maximum', '100000000.0000001'],
+    ['a string Infinity', 'Infinity'],
     ['null', null],
     ['absent', undefined],
   ]
