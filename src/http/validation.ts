@@ -37,6 +37,26 @@ function unstorablePath(schema: SchemaNode, value: unknown, path: string): { pat
   return undefined
 }
 
+const DECIMAL = { integer: /^-?[0-9]{1,40}$/, number: /^-?[0-9]{1,40}(\.[0-9]{1,40})?$/ }
+
+/**
+ * A query or path value that the schema declares a number but that is not written as one in
+ * plain decimal. TypeBox converts the text before checking it, and its conversion is lenient
+ * (`1.5` becomes the integer 1, `0x10` 16, ` 1` and `+1` 1): a client's mistake would be served
+ * as another request instead of refused.
+ */
+function looseNumber(schema: SchemaNode, value: unknown): FastifySchemaValidationError | undefined {
+  if (typeof value !== 'object' || value === null || schema.properties === undefined) return undefined
+  for (const [key, property] of Object.entries(schema.properties)) {
+    const type = property.type === 'integer' || property.type === 'number' ? property.type : undefined
+    const text = (value as Record<string, unknown>)[key]
+    if (type === undefined || typeof text !== 'string' || DECIMAL[type].test(text)) continue
+    const message = type === 'integer' ? 'must be an integer in decimal digits' : 'must be a number in decimal digits'
+    return { keyword: 'type', instancePath: `/${key}`, schemaPath: '#', params: {}, message }
+  }
+  return undefined
+}
+
 /**
  * TypeBox's validator, plus one rule for every string a schema declares: it must be text the
  * database stores exactly. PostgreSQL text cannot hold a NUL character, so an id, name or query
@@ -46,7 +66,10 @@ function unstorablePath(schema: SchemaNode, value: unknown, path: string): { pat
  */
 export const validatorCompiler: FastifySchemaCompiler<TSchema> = (route) => {
   const check = TypeBoxValidatorCompiler(route)
+  const converted = route.httpPart === 'querystring' || route.httpPart === 'params'
   return (value: unknown) => {
+    const loose = converted ? looseNumber(route.schema as SchemaNode, value) : undefined
+    if (loose !== undefined) return { error: [loose] }
     const result = check(value) as { error?: unknown; value?: unknown }
     if (result.error !== undefined) return result as ReturnType<typeof check>
     const found = unstorablePath(route.schema as SchemaNode, result.value, '')

@@ -72,7 +72,7 @@ export function encodeCursor(row: { created_at: Date; id: string }): string {
 }
 
 /** A notification id as it appears in a cursor (`ntf_` and base64url characters). */
-const CURSOR_ID = /^[A-Za-z0-9_-]{1,64}$/
+const CURSOR_ID = /^ntf_[A-Za-z0-9_-]{1,60}$/
 /** The times a cursor can hold: a notification's creation time, which every backend stores (PGlite's range is narrower than PostgreSQL's). */
 const EARLIEST_CURSOR_TIME = Date.UTC(1970, 0, 1)
 const LATEST_CURSOR_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
