@@ -139,6 +139,26 @@ describe('hostile numbers and cursors', () => {
     }
   })
 
+  it('a number in a query not written in decimal digits is 400, not served as another number (limit=1.5 was served as 1, 0x10 as 16)', async () => {
+    for (const limit of ['1.5', '1.0', '0x10', '+1', ' 1', '1 ', '1e1', '-0']) {
+      for (const [url, headers] of [
+        [`/v2/client/notifications?limit=${encodeURIComponent(limit)}`, bearer(token)],
+        [`/sandbox/apps?limit=${encodeURIComponent(limit)}`, {}],
+      ] as const) {
+        assertInvalidArguments(await platform.app.inject({ method: 'GET', url, headers }), url)
+      }
+      assertHorizonBadRequest(
+        await platform.app.inject({ method: 'GET', url: `/ledger/ledgers?limit=${encodeURIComponent(limit)}` }),
+        'limit',
+        `ledgers limit ${limit}`,
+      )
+    }
+    for (const limit of ['7', '007']) {
+      const response = await platform.app.inject({ method: 'GET', url: `/sandbox/apps?limit=${limit}`, headers: {} })
+      assert.equal(response.statusCode, 200, `limit ${limit}: ${response.body}`)
+    }
+  })
+
   it('the cursor range, 1970 to 9999, is one both backends store: its ends page normally', async () => {
     for (const decoded of ['1970-01-01T00:00:00.000Z|ntf_x', '9999-12-31T23:59:59.999Z|ntf_x']) {
       const response = await platform.app.inject({
