@@ -30,9 +30,22 @@ export async function migrateToLatest(db: Kysely<unknown>, schema: string | unde
     provider: { getMigrations: async () => MIGRATIONS },
     ...(schema === undefined ? {} : { migrationTableSchema: schema }),
   })
-  const result = await migrator.migrateToLatest()
-  if (result.error !== undefined) {
+  for (let attempt = 1; ; attempt++) {
+    const result = await migrator.migrateToLatest()
+    if (result.error === undefined) return result
+    if (attempt < INTROSPECTION_ATTEMPTS && droppedUnderIntrospection(result.error)) continue
     throw result.error instanceof Error ? result.error : new Error(String(result.error))
   }
-  return result
+}
+
+/**
+ * Kysely's migrator introspects every schema of the database to find its own tables, so a schema
+ * (3F000 invalid_schema_name) or a table (42P01 undefined_table) that another user of the same
+ * PostgreSQL server drops at that moment fails it. The failed attempt changed nothing (it rolled
+ * back), and once the object is gone another attempt succeeds.
+ */
+const INTROSPECTION_ATTEMPTS = 5
+function droppedUnderIntrospection(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code
+  return code === '3F000' || code === '42P01'
 }

@@ -55,16 +55,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Test
   }
   const owner = options.sharing === undefined
   const open = () => openDatabase({ databaseUrl, schema, dataDir: 'memory', poolSize: 10 })
-  // Kysely's migrator introspects every schema in the database, so a schema another test process
-  // drops at that moment fails it with 3F000 (invalid_schema_name); once that schema is gone, another
-  // try succeeds (the failed migration was rolled back).
-  const retryDroppedSchema = (error: unknown) => {
-    // 42P01 (undefined_table): the same, for a table of that schema dropped while it was being read.
-    const code = (error as { code?: unknown }).code
-    if (code !== '3F000' && code !== '42P01') throw error
-    return open()
-  }
-  const database = await open().catch(retryDroppedSchema).catch(retryDroppedSchema)
+  const database = await open()
   const clock = await createPlatformClock({ store: clockRepo(database.db) })
   const secretKey = options.sharing?.secretKey ?? randomBytes(32)
   const app = await buildApp({
