@@ -11,6 +11,8 @@
  */
 export interface Clock {
   now(): Date
+  /** The wall clock this copy runs on (real time, which the sandbox never moves). */
+  wallNow(): Date
 }
 
 /** The most one sandbox move advances the clock: ten years. */
@@ -69,6 +71,7 @@ export async function createPlatformClock(options: PlatformClockOptions): Promis
 
   return {
     now: () => new Date(wallMs() + offset),
+    wallNow: () => new Date(wallMs()),
     offsetMs: () => offset,
     refresh,
     observeOffsetMs: observe,
