@@ -107,6 +107,47 @@ describe(`resetting the sandbox clock (${TEST_DB})`, () => {
     const approve = await call(node, 'POST', `/v2/payments/${s.payment.identifier}/approve`, s.key)
     assert.equal(approve.status, 200, JSON.stringify(approve.body))
   })
+
+  it('takes the ad verdicts due at the moved time, and keeps the time left to a pending one', async () => {
+    const sb = sandbox(node)
+    const app = await sb.createApp()
+    const user = await sb.createUser()
+    const { accessToken } = await sb.authenticate(app.app_id, user.user_id, ['username', 'payments'], 2 * 86_400)
+    const show = async () => {
+      const shown = await call(node, 'POST', '/v2/client/ads/rewarded/show', `Bearer ${accessToken}`)
+      assert.equal(shown.status, 200, JSON.stringify(shown.body))
+      return String(shown.body.adId)
+    }
+    const status = async (adId: string) =>
+      (await call(node, 'GET', `/v2/ads_network/status/${adId}`, `Key ${app.api_key}`)).body.mediator_ack_status
+    const due = await show()
+    await sb.advanceClock(86_400)
+    // Shown at the moved time: its verdict falls due 2 s later (the test platform's delay).
+    const pending = await show()
+    await call(node, 'POST', '/sandbox/clock/reset')
+    assert.equal(await status(due), 'granted')
+    assert.equal(await status(pending), null)
+    await sb.advanceClock(2)
+    assert.equal(await status(pending), 'granted', 'the verdict kept its 2 s, not a day and 2 s')
+  })
+
+  it('counts notifications sent while moved toward the quota as sent at the reset, for 24 hours of real time', async () => {
+    const sb = sandbox(node)
+    const app = await sb.createApp()
+    const user = await sb.createUser()
+    const { user: member } = await sb.authenticate(app.app_id, user.user_id, ['username', 'in_app_notifications'])
+    const notify = (count: number) =>
+      call(node, 'POST', '/v2/in_app_notifications/notify', `Key ${app.api_key}`, {
+        notifications: Array.from({ length: count }, (_, n) => ({ title: `T${n}`, body: 'B', user_uid: member.uid, subroute: '/x' })),
+      })
+    await sb.advanceClock(366 * 86_400)
+    for (let sent = 0; sent < 48; sent += 8) assert.equal((await notify(8)).status, 201)
+    await call(node, 'POST', '/sandbox/clock/reset')
+    assert.equal((await notify(1)).status, 403, 'the quota is used up')
+    await sb.advanceClock(86_400 + 1)
+    const after = await notify(1)
+    assert.equal(after.status, 201, `a day after the reset, not a year: ${JSON.stringify(after.body)}`)
+  })
 })
 
 describe('resetting the sandbox clock with two processes on one PostgreSQL', {
