@@ -4,6 +4,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify'
 import type { Kysely } from 'kysely'
+import pino from 'pino'
 import { adsRoutes, adsSandboxRoutes } from './ads/ads-routes.js'
 import { adsServiceFactory } from './ads/ads-service.js'
 import { appsServiceFactory } from './apps/apps-service.js'
@@ -15,6 +16,7 @@ import { registerAuth } from './http/auth.js'
 import { registerBodyParsers } from './http/body-parsers.js'
 import { ApiError, clientErrorHandler, ErrorBody, registerErrorHandling } from './http/errors.js'
 import { SECURITY_SCHEMES } from './http/openapi.js'
+import { registerProtocolChecks } from './http/protocol.js'
 import { registerRateLimits } from './http/rate-limit.js'
 import { normalizeUrl, registerRouting } from './http/routing.js'
 import { validatorCompiler } from './http/validation.js'
@@ -80,6 +82,19 @@ export function docsHeaders(publicUrl: string): Readonly<Record<string, string>>
   }
 }
 
+/** Headers that carry credentials: censored wherever a logged object carries headers. */
+const SECRET_HEADERS = ['authorization', 'x-admin-token', 'cookie', 'set-cookie', 'proxy-authorization']
+const REDACTED_PATHS = SECRET_HEADERS.flatMap((name) => [`headers["${name}"]`, `*.headers["${name}"]`])
+
+/**
+ * The error serializer drops `rawPacket`: Node attaches the raw bytes of a request its parser
+ * refused to the error, credentials included.
+ */
+function serializeError(error: Error): ReturnType<typeof pino.stdSerializers.err> {
+  const { rawPacket: _rawPacket, ...serialized } = pino.stdSerializers.err(error)
+  return serialized
+}
+
 /** One log line a request, when it completes, with the route pattern rather than the raw URL. */
 class RequestLog extends LogController {
   override incomingRequest(): void {}
@@ -127,10 +142,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: {
       level: config.logLevel,
-      redact: { paths: ['req.headers.authorization', 'req.headers["x-admin-token"]'], censor: '[redacted]' },
+      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+      serializers: { err: serializeError },
       ...(deps.logStream === undefined ? {} : { stream: deps.logStream }),
     },
     bodyLimit: BODY_LIMIT,
+    // A request without Host is refused by registerProtocolChecks, in the platform's shape.
+    http: { requireHostHeader: false },
     logController: new RequestLog(),
     genReqId: (request: IncomingMessage) => {
       const given = request.headers['x-request-id']
@@ -153,6 +171,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff')
   })
+  registerProtocolChecks(app)
 
   registerBodyParsers(app, { bodyLimit: BODY_LIMIT })
 

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net'
 import { isAbsolute, resolve } from 'node:path'
 
 export type Mode = 'sandbox' | 'production'
@@ -37,6 +38,17 @@ export class ConfigError extends Error {
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
+/** A DNS name whose last label is not all digits (`300.1.1.1` is a bad address, not a name). */
+const HOST_NAME = /^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9-]*[A-Za-z-][A-Za-z0-9-]*$/
+
+function hostSetting(env: NodeJS.ProcessEnv): string {
+  const host = optional(env, 'HOST') ?? '127.0.0.1'
+  const label = host.split('.').at(-1) ?? ''
+  if (isIP(host) === 0 && !(HOST_NAME.test(host) && !label.startsWith('-') && !label.endsWith('-'))) {
+    throw new ConfigError(`HOST must be an IPv4 or IPv6 address or a host name, got "${host}"`)
+  }
+  return host
+}
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name]
@@ -58,13 +70,16 @@ function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535)
-  const host = optional(env, 'HOST') ?? '127.0.0.1'
+  const host = hostSetting(env)
 
   const rawUrl = optional(env, 'PLINTH_PUBLIC_URL')
   let publicUrl: string
   if (rawUrl === undefined) {
     const shownHost = host.includes(':') ? `[${host}]` : host
     publicUrl = `http://${shownHost === '0.0.0.0' ? '127.0.0.1' : shownHost}:${port}`
+    if (!URL.canParse(publicUrl)) {
+      throw new ConfigError(`HOST "${host}" makes no valid URL (${publicUrl}): set PLINTH_PUBLIC_URL`)
+    }
   } else {
     let parsed: URL
     try {

@@ -3,6 +3,7 @@ import { createPlatformClock } from './clock/clock.js'
 import { clockRepo } from './clock/clock-repo.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
 import { openDatabase } from './db/database.js'
+import { registerDrain } from './http/drain.js'
 import { resolveSecretKey } from './lib/secret-key.js'
 import { type DemoInfo, seedDemo } from './sandbox/demo-seed.js'
 
@@ -44,6 +45,7 @@ export async function main(): Promise<void> {
   const app = await buildApp({ db: database.db, clock, config, secretKey, ping: database.ping })
   const demo = config.mode === 'sandbox' ? await seedDemo(database.db, { clock, secretKey }) : undefined
 
+  const { drain } = registerDrain(app)
   let closing = false
   const shutdown = (signal: string) => {
     if (closing) return
@@ -54,13 +56,15 @@ export async function main(): Promise<void> {
       process.exit(1)
     }, SHUTDOWN_GRACE_MS)
     force.unref()
-    app
-      .close()
+    drain()
       .then(() => {
         clock.stop()
         return database.close()
       })
-      .then(() => process.exit(0))
+      .then(() => {
+        app.log.info({ signal }, 'database closed; exiting')
+        process.exit(0)
+      })
       .catch((error: unknown) => {
         app.log.error({ err: error }, 'error during shutdown')
         process.exit(1)
@@ -76,10 +80,14 @@ export async function main(): Promise<void> {
   await app.listen({ port: config.port, host: config.host })
   const readyMs = Math.round(performance.now() - startedAt)
   app.log.info({ readyMs, database: database.kind, mode: config.mode }, 'plinth ready')
-  process.stdout.write(banner(config, database.kind, demo, readyMs))
+  process.stdout.write(banner(config, database.kind, demo, readyMs, process.stdout.isTTY === true))
 }
 
-function banner(config: Config, kind: string, demo: DemoInfo | undefined, readyMs: number): string {
+/**
+ * What the process prints once it listens. The demo app's first key is printed only to a
+ * terminal: standard output that is a pipe usually ends in a log store, where a key must not go.
+ */
+function banner(config: Config, kind: string, demo: DemoInfo | undefined, readyMs: number, terminal: boolean): string {
   const url = config.publicUrl
   const storage =
     kind === 'postgres'
@@ -100,15 +108,19 @@ function banner(config: Config, kind: string, demo: DemoInfo | undefined, readyM
   }
   if (demo !== undefined) {
     lines.push(`  Demo app       ${demo.appName}, app_id ${demo.appId}`)
+    const adminHeader = config.adminToken === undefined ? '' : ` -H "X-Admin-Token: $PLINTH_ADMIN_TOKEN"`
+    const mint = `curl -s -X POST ${url}/sandbox/apps/${demo.appId}/keys${adminHeader}`
     lines.push(
-      demo.apiKey === undefined
-        ? `                 its first server API key was shown at first start; make another: curl -s -X POST ${url}/sandbox/apps/${demo.appId}/keys`
-        : `                 server API key ${demo.apiKey}   (shown once: save it)`,
+      demo.apiKey !== undefined && terminal
+        ? `                 server API key ${demo.apiKey}   (shown once: save it)`
+        : demo.apiKey !== undefined
+          ? `                 its server API key is printed only to a terminal; make one: ${mint}`
+          : `                 its first server API key was shown at first start; make another: ${mint}`,
     )
     lines.push(`  Demo user      ${demo.username}, user_id ${demo.userId}`)
     lines.push('  Sign the demo user in to the demo app (what the client SDK does after the consent dialog):')
     lines.push(
-      `    curl -s -X POST ${url}/sandbox/apps/${demo.appId}/authenticate -H 'content-type: application/json' -d '{"user_id":"${demo.userId}","scopes":["username","payments"]}'`,
+      `    curl -s -X POST ${url}/sandbox/apps/${demo.appId}/authenticate${adminHeader} -H 'content-type: application/json' -d '{"user_id":"${demo.userId}","scopes":["username","payments"]}'`,
     )
     lines.push(`  then: curl -s ${url}/v2/me -H 'Authorization: Bearer <accessToken>'`)
   }

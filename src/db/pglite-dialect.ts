@@ -21,7 +21,9 @@ import {
  * other request's statement can slip in between.
  */
 export class PGliteDialect implements Dialect {
-  constructor(private readonly pglite: PGlite) {}
+  constructor(private readonly pglite: PGlite) {
+    keepByteOrderMarks(pglite)
+  }
   createAdapter(): DialectAdapter {
     return new PostgresAdapter()
   }
@@ -96,5 +98,46 @@ class PGliteDriver implements Driver {
   async destroy(): Promise<void> {
     await this.#queue
     await this.pglite.close()
+  }
+}
+
+const BOM = Buffer.from([0xef, 0xbb, 0xbf])
+/** Decodes text as it is: TextDecoder's default drops a leading U+FEFF as a byte order mark. */
+const exactUtf8 = new TextDecoder('utf-8', { ignoreBOM: true })
+
+/**
+ * PGlite's protocol parser decodes every column value with `new TextDecoder('utf-8')`, which
+ * drops a leading U+FEFF: a memo or title that starts with one would be stored whole but read
+ * back without it (PostgreSQL's own driver keeps it). Every query PGlite runs goes through its
+ * public `execProtocolStream`; this instance's copy runs the same messages through
+ * `execProtocol`, which also hands back the raw response, and when that response holds the
+ * bytes of U+FEFF at all, decodes each DataRow's values again from the raw bytes, exactly.
+ */
+function keepByteOrderMarks(pglite: PGlite): void {
+  pglite.execProtocolStream = async (message, options) => {
+    const { messages, data } = await pglite.execProtocol(message, options)
+    const raw = Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+    if (raw.indexOf(BOM) === -1) return messages
+    const rows = messages.filter((m): m is typeof m & { fields: Array<string | null> } => m.name === 'dataRow')
+    let row = 0
+    for (let offset = 0; offset + 5 <= raw.length; ) {
+      const length = raw.readInt32BE(offset + 1)
+      if (raw[offset] === 0x44 /* 'D' */) {
+        const target = rows[row++]
+        if (target === undefined) break
+        let at = offset + 7
+        for (let field = 0; field < raw.readInt16BE(offset + 5); field++) {
+          const size = raw.readInt32BE(at)
+          at += 4
+          if (size >= 0) {
+            if (raw[at] === 0xef && raw[at + 1] === 0xbb && raw[at + 2] === 0xbf)
+              target.fields[field] = exactUtf8.decode(raw.subarray(at, at + size))
+            at += size
+          }
+        }
+      }
+      offset += 1 + length
+    }
+    return messages
   }
 }

@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
-import type { Socket } from 'node:net'
+import type { Duplex } from 'node:stream'
 import type { ConnectionError, FastifyError, FastifyInstance } from 'fastify'
 import { type Static, Type } from 'typebox'
 import type { RouteTable } from './routing.js'
@@ -50,6 +51,7 @@ export const ERROR_STATUS = {
   request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  expectation_failed: 417,
   rate_limited: 429,
   headers_too_large: 431,
   unknown_error: 500,
@@ -111,20 +113,33 @@ const FRAMEWORK_ERRORS: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_TYPE: 'unsupported_media_type',
 }
 
+/** `1 MiB`, `4 MiB`, `256 KiB`: a body limit as the error message names it. */
+export function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`
+  return `${bytes} bytes`
+}
+
 const MESSAGES: Partial<Record<ErrorCode, string>> = {
   invalid_json: 'The request body is not valid JSON.',
-  payload_too_large: 'The request body is larger than the 1 MiB limit.',
   unsupported_media_type: 'Send request bodies as application/json.',
 }
 
-/** Turns anything thrown into the documented body shape; the unexpected becomes a logged 500. */
-export function toApiError(error: FastifyError | ApiError | Error): { error: ApiError; unexpected: boolean } {
+/**
+ * Turns anything thrown into the documented body shape; the unexpected becomes a logged 500.
+ * `bodyLimit` is the limit of the route that refused the body, which a 413's message names.
+ */
+export function toApiError(error: FastifyError | ApiError | Error, bodyLimit?: number): { error: ApiError; unexpected: boolean } {
   if (error instanceof ApiError) return { error, unexpected: false }
   const fastifyError = error as FastifyError
   if (fastifyError.validation !== undefined) {
     return { error: new ApiError('invalid_arguments', fastifyError.message), unexpected: false }
   }
   const code = fastifyError.code === undefined ? undefined : FRAMEWORK_ERRORS[fastifyError.code]
+  if (code === 'payload_too_large') {
+    const limit = bodyLimit === undefined ? 'its' : `the ${formatBytes(bodyLimit)}`
+    return { error: new ApiError(code, `The request body is larger than ${limit} limit.`), unexpected: false }
+  }
   if (code !== undefined) return { error: new ApiError(code, MESSAGES[code] ?? fastifyError.message), unexpected: false }
   const status = fastifyError.statusCode
   if (status !== undefined && status >= 400 && status < 500) {
@@ -139,7 +154,7 @@ export function toApiError(error: FastifyError | ApiError | Error): { error: Api
 
 export function registerErrorHandling(app: FastifyInstance, routes: RouteTable): void {
   app.setErrorHandler((thrown: FastifyError, request, reply) => {
-    const { error, unexpected } = toApiError(thrown)
+    const { error, unexpected } = toApiError(thrown, request.routeOptions.bodyLimit)
     if (unexpected) {
       request.log.error({ err: thrown }, 'unexpected error')
       error.extra.request_id = request.id
@@ -168,11 +183,31 @@ export function registerErrorHandling(app: FastifyInstance, routes: RouteTable):
 }
 
 /**
+ * Writes an error in the platform's shape straight on a socket that has no request object (what
+ * Node's parser refuses, a CONNECT), with the headers every answer carries, and closes it.
+ */
+export function writeRawError(socket: Duplex, apiError: ApiError, requestId: string): void {
+  if (socket.writable) {
+    const body = JSON.stringify(apiError.toBody())
+    socket.write(
+      `HTTP/1.1 ${apiError.statusCode} ${STATUS_CODES[apiError.statusCode] ?? ''}\r\n` +
+        'Content-Type: application/json; charset=utf-8\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Request-Id: ${requestId}\r\n` +
+        'X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n' +
+        body,
+    )
+  }
+  socket.destroy()
+}
+
+/**
  * What Node's HTTP parser refuses before there is a request for Fastify to route (a malformed
  * request, headers over 16 KiB, a request not received within the server's timeouts) gets the
- * platform's body too, written on the socket, which is then closed.
+ * platform's body too, written on the socket, which is then closed. The log line names the
+ * parser's code only: the error carries the raw bytes received (`rawPacket`), credentials included.
  */
-export function clientErrorHandler(this: FastifyInstance, error: ConnectionError, socket: Socket): void {
+export function clientErrorHandler(this: FastifyInstance, error: ConnectionError, socket: Duplex): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return
   const apiError =
     error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
@@ -180,16 +215,7 @@ export function clientErrorHandler(this: FastifyInstance, error: ConnectionError
       : error.code === 'HPE_HEADER_OVERFLOW'
         ? new ApiError('headers_too_large', 'The request headers are larger than 16 KiB.')
         : new ApiError('bad_request', 'The request is not well-formed HTTP.')
-  this.log.debug({ err: error }, 'client error')
-  if (socket.writable) {
-    const body = JSON.stringify(apiError.toBody())
-    socket.write(
-      `HTTP/1.1 ${apiError.statusCode} ${STATUS_CODES[apiError.statusCode] ?? ''}\r\n` +
-        'Content-Type: application/json; charset=utf-8\r\n' +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-        'X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n' +
-        body,
-    )
-  }
-  socket.destroy(error)
+  const reqId = randomUUID()
+  this.log.debug({ reqId, code: error.code, status: apiError.statusCode }, 'client error')
+  writeRawError(socket, apiError, reqId)
 }

@@ -3,7 +3,8 @@ import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
 import { type Static, type TSchema, Type } from 'typebox'
 import type { Clock } from '../clock/clock.js'
 import type { RouteTable } from '../http/routing.js'
-import { type HorizonProblem, LedgerError, notFound, problem } from './ledger-errors.js'
+import { parseInt64Id } from '../lib/integers.js'
+import { badParameter, type HorizonProblem, LedgerError, notFound, problem } from './ledger-errors.js'
 import { BASE_FEE_STROOPS, isAccountId } from './ledger-rules.js'
 import type { LedgerAccount, LedgerOperation, LedgerService, LedgerSummary, LedgerTransaction, PageQuery } from './ledger-service.js'
 import { ledgerPagingToken, operationPagingToken, transactionPagingToken } from './paging-tokens.js'
@@ -517,8 +518,9 @@ export async function horizonRoutes(app: FastifyInstance, options: HorizonOption
       },
     },
     async (request) => {
-      const { sequence } = request.params
-      const summary = /^[1-9][0-9]{0,18}$/.test(sequence) ? await ledger.getLedger(sequence) : undefined
+      const sequence = parseInt64Id(request.params.sequence)
+      if (sequence === undefined) throw badParameter('sequence', 'a ledger number (an integer from 0 to 2^63 − 1)')
+      const summary = await ledger.getLedger(sequence.toString())
       if (summary === undefined) throw notFound()
       return ledgerRecord(summary)
     },
@@ -593,14 +595,15 @@ export async function horizonRoutes(app: FastifyInstance, options: HorizonOption
       // At most 100 operations a transaction: page in memory.
       const all = (await ledger.getOperations(tx.hash)).map(operationRecord)
       const ordered = query.order === 'asc' ? all : all.reverse()
-      const after = query.cursor === undefined ? ordered : ordered.filter((op) => isAfter(op.paging_token, query.cursor ?? '', query.order))
+      const cursor = query.cursor === undefined ? undefined : parseInt64Id(query.cursor)
+      if (query.cursor !== undefined && cursor === undefined) throw badParameter('cursor', 'a paging token (an integer from 0 to 2^63 − 1)')
+      const after = cursor === undefined ? ordered : ordered.filter((op) => isAfter(op.paging_token, cursor, query.order))
       return collection(`/transactions/${tx.hash}/operations`, query, after.slice(0, query.limit))
     },
   )
 }
 
-function isAfter(token: string, cursor: string, order: 'asc' | 'desc'): boolean {
+function isAfter(token: string, cursor: bigint, order: 'asc' | 'desc'): boolean {
   const a = BigInt(token)
-  const b = BigInt(cursor)
-  return order === 'asc' ? a > b : a < b
+  return order === 'asc' ? a > cursor : a < cursor
 }

@@ -77,3 +77,8 @@ export function refused(refusal: Refusal, envelopeXdr: string): LedgerError {
 export function notFound(detail = 'The resource at the url requested was not found.'): LedgerError {
   return new LedgerError(problem('not_found', detail))
 }
+
+/** A path or query parameter the route's schema lets through but whose value no record can have (an int64 out of range). */
+export function badParameter(field: string, reason: string): LedgerError {
+  return new LedgerError(problem('bad_request', `The ${field} must be ${reason}.`, { invalid_field: field, reason }))
+}

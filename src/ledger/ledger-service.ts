@@ -4,8 +4,9 @@ import { coalescingReader } from '../db/coalesce.js'
 import type { DB } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import { sha256Hex } from '../lib/crypto.js'
+import { parseInt64Id } from '../lib/integers.js'
 import { AmountError, formatAmount, parseAmount, parseStoredAmount } from './amounts.js'
-import { LedgerError, malformed, problem, refused } from './ledger-errors.js'
+import { badParameter, malformed, refused } from './ledger-errors.js'
 import { type AccountRow, ledgerRepo, type OperationRow, type Page, type TransactionRow } from './ledger-repo.js'
 import {
   type AccountState,
@@ -198,12 +199,8 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
   const accountsByAddress = coalescingReader((addresses) => repo.findAccounts(addresses))
 
   function page(query: PageQuery, kind: 'transaction' | 'ledger'): Page {
-    if (query.cursor !== undefined && !/^\d{1,20}$/.test(query.cursor)) {
-      throw new LedgerError(
-        problem('bad_request', 'The cursor must be a paging token.', { invalid_field: 'cursor', reason: 'not a paging token' }),
-      )
-    }
-    const cursor = query.cursor === undefined ? undefined : BigInt(query.cursor)
+    const cursor = query.cursor === undefined ? undefined : parseInt64Id(query.cursor)
+    if (query.cursor !== undefined && cursor === undefined) throw badParameter('cursor', 'a paging token (an integer from 0 to 2^63 − 1)')
     return { order: query.order, limit: query.limit, bound: cursor === undefined ? undefined : ledgerBound(cursor, query.order, kind) }
   }
 

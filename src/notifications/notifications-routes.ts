@@ -43,7 +43,7 @@ const PageQuery = Type.Object({
  */
 function notifyErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof QuotaExceeded) return reply.code(403).send({ error: error.message })
-  const { error: apiError, unexpected } = toApiError(error)
+  const { error: apiError, unexpected } = toApiError(error, request.routeOptions.bodyLimit)
   if (unexpected) {
     request.log.error({ err: error }, 'unexpected error')
     return reply.code(500).send({ error: 'Internal server error' })
@@ -52,7 +52,7 @@ function notifyErrorHandler(error: FastifyError, request: FastifyRequest, reply:
   return reply.code(status).send({ error: apiError.message })
 }
 
-/** The notify route's body limit (the rest of the API takes 1 MiB). */
+/** The notify route's body limit (the rest of the API takes 1 MiB); its 413 names it. */
 export const NOTIFY_BODY_LIMIT = 4 * 1024 * 1024
 
 export function notificationsRoutes(app: FastifyInstance, deps: { notifications: NotificationsService }): void {

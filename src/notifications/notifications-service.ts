@@ -73,10 +73,25 @@ export function encodeCursor(row: { created_at: Date; id: string }): string {
   return Buffer.from(`${row.created_at.toISOString()}|${row.id}`, 'utf8').toString('base64url')
 }
 
+/** A notification id as it appears in a cursor (`ntf_` and base64url characters). */
+const CURSOR_ID = /^ntf_[A-Za-z0-9_-]{1,60}$/
+/** The times a cursor can hold: a notification's creation time, which every backend stores (PGlite's range is narrower than PostgreSQL's). */
+const EARLIEST_CURSOR_TIME = Date.UTC(1970, 0, 1)
+const LATEST_CURSOR_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
+
+/**
+ * The cursor's time and id, or undefined unless it is exactly what encodeCursor writes for a
+ * time from 1970 to 9999 and a notification id: a date the database cannot store, a NUL, bytes
+ * that are not UTF-8, a missing or extra separator are all "not a cursor this API gave out".
+ */
 export function decodeCursor(cursor: string): { createdAt: Date; id: string } | undefined {
-  const [iso, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|')
-  const createdAt = new Date(iso ?? '')
-  if (id === undefined || id.length === 0 || id.length > 64 || Number.isNaN(createdAt.getTime())) return undefined
+  const parts = Buffer.from(cursor, 'base64url').toString('utf8').split('|')
+  if (parts.length !== 2) return undefined
+  const [iso = '', id = ''] = parts
+  const createdAt = new Date(iso)
+  const time = createdAt.getTime()
+  if (!(time >= EARLIEST_CURSOR_TIME && time <= LATEST_CURSOR_TIME) || !CURSOR_ID.test(id)) return undefined
+  if (encodeCursor({ created_at: createdAt, id }) !== cursor) return undefined
   return { createdAt, id }
 }
 

@@ -3,6 +3,7 @@
  * notify error shape and statuses: 400 over 256 notifications, 422 for anything malformed.
  */
 
+import { unstorableText } from '../lib/text.js'
 export const MAX_NOTIFICATIONS_PER_REQUEST = 256
 export const MAX_TITLE_LENGTH = 100
 export const MAX_BODY_LENGTH = 1000
@@ -47,8 +48,8 @@ export function checkNotifyBody(body: unknown): NotifyCheck {
         return { ok: false, status: 422, message: `notifications[${index}].${field} must not be empty` }
       if (value.length > max)
         return { ok: false, status: 422, message: `notifications[${index}].${field} must be at most ${max} characters` }
-      if (value.includes('\u0000'))
-        return { ok: false, status: 422, message: `notifications[${index}].${field} must not contain NUL characters` }
+      const unstorable = unstorableText(value)
+      if (unstorable !== undefined) return { ok: false, status: 422, message: `notifications[${index}].${field} ${unstorable.message}` }
     }
     const subroute = record.subroute as string
     if (!subroute.startsWith('/')) return { ok: false, status: 422, message: `notifications[${index}].subroute must start with /` }

@@ -3,6 +3,8 @@
  * the clean value or the refusal (code and message) the API returns.
  */
 
+import { unstorableText } from '../lib/text.js'
+
 /** Largest amount one payment may carry. Also keeps amount × 10^7 exact in a double. */
 export const MAX_AMOUNT = 100_000_000
 export const MAX_MEMO_LENGTH = 1000
@@ -40,7 +42,8 @@ export function checkMemo(value: unknown): Checked<string> {
   if (typeof value !== 'string') return { ok: false, code: 'invalid_arguments', message: 'memo must be a string.' }
   if (value.length > MAX_MEMO_LENGTH)
     return { ok: false, code: 'invalid_arguments', message: `memo must be at most ${MAX_MEMO_LENGTH} characters.` }
-  if (value.includes('\u0000')) return { ok: false, code: 'invalid_arguments', message: 'memo must not contain NUL characters.' }
+  const unstorable = unstorableText(value)
+  if (unstorable !== undefined) return { ok: false, code: 'invalid_arguments', message: `memo ${unstorable.message}.` }
   return { ok: true, value }
 }
 

@@ -8,6 +8,7 @@ import type { TokenPrincipal } from '../http/auth.js'
 import { ApiError } from '../http/errors.js'
 import { signWithSeed } from '../ledger/ed25519.js'
 import { randomToken } from '../lib/crypto.js'
+import { unstorableText } from '../lib/text.js'
 import { type PaymentDTO, toPaymentDTO } from './payment-dto.js'
 import { checkAmount, checkMemo, checkMetadata } from './payment-input.js'
 import { approvalExpired, decide, type Move } from './payment-state.js'
@@ -191,7 +192,7 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
       const amount = checked(checkAmount(input.amount))
       const memo = checked(checkMemo(input.memo))
       const metadata = checked(checkMetadata(input.metadata))
-      if (typeof input.uid !== 'string' || input.uid.length === 0 || input.uid.length > 64 || input.uid.includes('\u0000')) {
+      if (typeof input.uid !== 'string' || input.uid.length === 0 || input.uid.length > 64 || unstorableText(input.uid) !== undefined) {
         throw new ApiError('invalid_arguments', 'payment.uid must be the app-specific uid of the recipient.')
       }
       const uid = input.uid

@@ -407,3 +407,122 @@ export function assertNoPollution(context: string): void {
   assert.deepEqual(Object.keys(Object.prototype), [], `${context}: Object.prototype polluted`)
   assert.equal(({} as Record<string, unknown>).polluted, undefined, `${context}: Object.prototype polluted`)
 }
+
+/* ------------------------------------------------------------------ numeric edges and cursors */
+
+/**
+ * Numbers a path or query parameter may carry, as text: the edges of int64 and uint64 (what a
+ * bigint column or a Horizon paging token holds), signs, exponents, fractions, hex, leading
+ * zeros, spaces, and numbers far past any column.
+ */
+export const NUMERIC_EDGES = [
+  '9223372036854775807',
+  '9223372036854775808',
+  '18446744073709551615',
+  '18446744073709551616',
+  '-9223372036854775808',
+  '-9223372036854775809',
+  '4294967295',
+  '4294967296',
+  '2147483648',
+  '9007199254740993',
+  '-1',
+  '0',
+  '-0',
+  '+1',
+  '1e3',
+  '1e308',
+  '1e309',
+  '1.5',
+  '1.0',
+  '0x10',
+  '007',
+  '00000000000000000001',
+  ' 1',
+  '1 ',
+  `1${'0'.repeat(40)}`,
+  'Infinity',
+  '-Infinity',
+  'NaN',
+]
+
+export const numericEdge: fc.Arbitrary<string> = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom(...NUMERIC_EDGES) },
+  { weight: 1, arbitrary: fc.bigInt({ min: -(2n ** 65n), max: 2n ** 65n }).map(String) },
+  { weight: 1, arbitrary: fc.double().map(String) },
+)
+
+/** Times a notification cursor may hold that no backend can store or no notification can have, and the edges of the range. */
+const CURSOR_TIMES = [
+  '-271821-04-20T00:00:00.000Z',
+  '+275760-09-13T00:00:00.000Z',
+  '-004713-01-01T00:00:00.000Z',
+  '-004714-11-24T00:00:00.000Z',
+  '+200000-12-31T00:00:00.000Z',
+  '+294276-12-31T23:59:59.999Z',
+  '+010000-01-01T00:00:00.000Z',
+  '0000-01-01T00:00:00.000Z',
+  '1969-12-31T23:59:59.999Z',
+  '2026-02-30T00:00:00.000Z',
+  '2026-01-01',
+  '2026-01-01T00:00:00Z',
+  '9223372036854775808',
+  '-1',
+  'NaN',
+  '',
+]
+/** Ids a cursor may hold: none, NUL, too long, huge or negative numbers, a separator, a lone surrogate. */
+const CURSOR_IDS = ['', '\u0000', 'ntf_\u0000x', 'x'.repeat(65), '9223372036854775808', '-1', 'a|b', '\ud800', '\ufffd', ' ', 'ntf_x']
+const CURSOR_SEPARATORS = ['|', '', '||', '\u0000', '|x|']
+
+/** A notification cursor's decoded text, encoded as the server encodes it (base64url of UTF-8). */
+export const encodeNotificationCursor = (decoded: string | Buffer): string =>
+  (typeof decoded === 'string' ? Buffer.from(decoded, 'utf8') : decoded).toString('base64url')
+
+/**
+ * Notification cursors (base64url of `<ISO time>|<id>`) whose decoded contents are impossible:
+ * out-of-range or malformed dates, huge, negative or over-long ids, NUL, a missing or extra
+ * separator, bytes that are not UTF-8. None is a cursor the server gave out.
+ */
+export const impossibleCursor: fc.Arbitrary<string> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc
+      .tuple(fc.constantFrom(...CURSOR_TIMES), fc.constantFrom(...CURSOR_SEPARATORS), fc.constantFrom(...CURSOR_IDS))
+      .filter(([time, separator, id]) => !(time.length === 24 && separator === '|' && id === 'ntf_x' && time.startsWith('2026-01')))
+      .map(([time, separator, id]) => encodeNotificationCursor(`${time}${separator}${id}`)),
+  },
+  {
+    weight: 2,
+    // Any time a JS Date holds, most of them outside 1970..9999.
+    arbitrary: fc
+      .tuple(fc.integer({ min: -8.64e15, max: 8.64e15 }), fc.constantFrom(...CURSOR_IDS))
+      .filter(([ms]) => ms < 0 || ms > Date.UTC(9999, 11, 31, 23, 59, 59, 999))
+      .map(([ms, id]) => encodeNotificationCursor(`${new Date(ms).toISOString()}|${id === '' ? 'ntf_x' : id}`)),
+  },
+  {
+    weight: 1,
+    // A real-looking cursor followed by bytes that are not UTF-8.
+    arbitrary: fc
+      .uint8Array({ minLength: 1, maxLength: 8 })
+      .map((bytes) =>
+        encodeNotificationCursor(Buffer.concat([Buffer.from('2026-01-01T00:00:00.000Z|ntf_'), Buffer.from([0xff, ...bytes])])),
+      ),
+  },
+  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }).map(encodeNotificationCursor) },
+)
+
+/** Each impossible time with each id, and with each separator, encoded: the deterministic sweep. */
+export function impossibleCursors(): string[] {
+  const out: string[] = []
+  for (const time of CURSOR_TIMES) {
+    for (const id of CURSOR_IDS) if (id !== 'ntf_x') out.push(encodeNotificationCursor(`${time}|${id}`))
+    for (const separator of CURSOR_SEPARATORS) out.push(encodeNotificationCursor(`${time}${separator}ntf_x`))
+  }
+  // A valid time with each impossible id and separator.
+  for (const id of CURSOR_IDS) if (id !== 'ntf_x') out.push(encodeNotificationCursor(`2026-01-01T00:00:00.000Z|${id}`))
+  for (const separator of CURSOR_SEPARATORS)
+    if (separator !== '|') out.push(encodeNotificationCursor(`2026-01-01T00:00:00.000Z${separator}ntf_x`))
+  out.push(encodeNotificationCursor(Buffer.concat([Buffer.from('2026-01-01T00:00:00.000Z|'), Buffer.from([0xff, 0xfe, 0xc0, 0x80])])))
+  return out
+}

@@ -16,9 +16,13 @@ import {
   fuzzInject,
   hostileLeaf,
   hostileString,
+  impossibleCursor,
+  impossibleCursors,
   invalidJsonText,
   jsonText,
+  NUMERIC_EDGES,
   nested,
+  numericEdge,
   parseJsonBody,
   RawJson,
   rarely,
@@ -300,6 +304,7 @@ function harvest(pools: Pools, body: unknown): void {
   addTo(pools, 'adId', record.adId)
   addTo(pools, 'hash', record.hash)
   addTo(pools, 'key_id', record.key_id)
+  addTo(pools, 'cursor', record.next_cursor)
   if (typeof record.wallet === 'object' && record.wallet !== null) {
     addTo(pools, 'account_id', (record.wallet as { address?: unknown }).address)
     addTo(pools, 'app_id', record.app_id)
@@ -389,6 +394,13 @@ function namedField(name: string): fc.Arbitrary<unknown> | undefined {
       return fc.oneof(
         fc.base64String({ maxLength: 400 }),
         fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b).toString('base64')),
+      )
+    case 'cursor':
+      // A real one (harvested next_cursor, paging tokens), a notification cursor holding impossible contents, a number at an edge.
+      return fc.oneof(
+        { weight: 3, arbitrary: poolOr(name, hostileString) },
+        { weight: 2, arbitrary: impossibleCursor },
+        { weight: 2, arbitrary: numericEdge },
       )
     default:
       return POOLED.has(name) ? poolOr(name, hostileString) : undefined
@@ -524,6 +536,7 @@ const paramValue = (name: string): fc.Arbitrary<unknown> =>
     { weight: 8, arbitrary: namedField(name) ?? hostileString },
     { weight: 2, arbitrary: hostileString },
     { weight: 1, arbitrary: fc.stringMatching(/^[0-9a-f]{1,80}$/) },
+    { weight: 1, arbitrary: numericEdge },
   )
 
 function queryArb(route: RouteSpec): fc.Arbitrary<unknown> {
@@ -535,6 +548,7 @@ function queryArb(route: RouteSpec): fc.Arbitrary<unknown> {
           validFor(q.schema, q.name, 0).map(String),
           namedField(q.name) ?? hostileString,
           fc.constantFrom('-1', '0', '1.5', '1e3', '201', '99999999999999999999', ' 5', '0x10', 'true', ''),
+          numericEdge,
           hostileString,
         ),
       ]),
@@ -848,6 +862,64 @@ export function corpus(route: RouteSpec, fixture: Fixture): BodyCase[] {
     for (const path of leaves(base)) {
       if (path.length === 0) continue
       for (const hostile of LEAF_HOSTILES) cases.push(json(jsonText(replaceAt(base, path, hostile), [])))
+    }
+  }
+  return cases
+}
+
+/* ------------------------------------------------------------------ numeric edges and cursors, every one */
+
+const INT64_MAX = 2n ** 63n - 1n
+/** What the server takes as an integer parameter: decimal digits only (leading zeros allowed). */
+const decimalWithin = (text: string, min: bigint, max: bigint) => /^-?[0-9]{1,40}$/.test(text) && BigInt(text) >= min && BigInt(text) <= max
+
+export interface EdgeCase {
+  url: string
+  /** What the parameter is, for messages. */
+  what: string
+  /** The value can be no record's, or breaks the parameter's schema: the answer must be a 400. */
+  refused: boolean
+}
+
+/**
+ * Every numeric edge in every numeric path or query parameter of the route (a ledger sequence,
+ * a limit, a Horizon cursor), and the impossible notification cursors in every `cursor`. A
+ * number outside the parameter's range or not written in decimal digits, and every impossible
+ * cursor, must be a 400.
+ */
+export function edgeCases(route: RouteSpec, fixture: Fixture): EdgeCase[] {
+  const cases: EdgeCase[] = []
+  const base = routeUrl(route, fixture)
+  for (const [i, name] of route.pathParams.entries()) {
+    // Other path parameters are ids, for which a number is just an unknown id: the random cases send them numbers.
+    if (name !== 'sequence') continue
+    for (const edge of NUMERIC_EDGES) {
+      let url = route.path
+      for (const [j, other] of route.pathParams.entries()) {
+        url = url.replace(`{${other}}`, encodeSegment(i === j ? edge : (fixture.pools[other]?.[0] ?? 'x')))
+      }
+      // A ledger sequence is an int64 (0 … 2^63 − 1).
+      cases.push({ url, what: `path ${name}=${JSON.stringify(edge)}`, refused: !decimalWithin(edge, 0n, INT64_MAX) })
+    }
+  }
+  for (const { name, schema } of route.query) {
+    // Every notification cursor goes through one decoder: all of them on the client's list, a sample on the
+    // sandbox's views and on Horizon's lists (whose cursors are numbers).
+    const every = route.path === '/v2/client/notifications' ? 1 : route.path.startsWith('/ledger') ? 16 : 4
+    const cursors = impossibleCursors().filter((_, k) => k % every === 0)
+    const values = name === 'cursor' ? [...NUMERIC_EDGES, ...cursors] : NUMERIC_EDGES
+    for (const value of values) {
+      let refused: boolean
+      if (name === 'cursor') {
+        refused = route.path.startsWith('/ledger') ? !decimalWithin(value, 0n, INT64_MAX) : true
+      } else if (schema.type === 'integer' || schema.type === 'number') {
+        refused = !decimalWithin(value, BigInt(schema.minimum ?? -(2 ** 53)), BigInt(schema.maximum ?? 2 ** 53))
+      } else continue
+      cases.push({
+        url: `${base}?${new URLSearchParams({ [name]: value }).toString()}`,
+        what: `query ${name}=${JSON.stringify(value)}`,
+        refused,
+      })
     }
   }
   return cases

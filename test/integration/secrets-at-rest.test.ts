@@ -8,6 +8,7 @@ import { sha256Hex } from '../../src/lib/crypto.js'
 import { seedDemo } from '../../src/sandbox/demo-seed.js'
 import { pay } from '../helpers/ledger.js'
 import { dumpDatabase, sandbox, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
+import { storedForms } from '../helpers/secret-forms.js'
 
 describe('secrets at rest', () => {
   let platform: TestPlatform
@@ -53,16 +54,6 @@ describe('secrets at rest after whole flows', () => {
     platform = await startPlatform({ adminToken, logStream: { write: (line) => logLines.push(line) } })
   })
   after(() => platform.close())
-
-  /**
-   * Every form a secret could be stored in: as handed out, its raw bytes in hex and base64, and
-   * its first 20 characters (a secret kept in clear but for a few characters is usable too).
-   */
-  function forms(secret: string): string[] {
-    const raw =
-      secret.startsWith('S') && secret.length === 56 ? Keypair.fromSecret(secret).rawSecretKey() : Buffer.from(secret, 'base64url')
-    return [secret, secret.slice(0, 20), raw.toString('hex'), raw.toString('base64'), raw.toString('base64url').slice(0, 20)]
-  }
 
   it('a dump (and pg_dump, and the log) holds no key, token, seed or the platform secret after apps, rotations, users, payments, ads and notifications', async (t) => {
     const admin = { 'x-admin-token': adminToken }
@@ -182,7 +173,7 @@ describe('secrets at rest after whole flows', () => {
 
     for (const [where, text] of dumps) {
       for (const secret of secrets) {
-        for (const form of forms(secret)) {
+        for (const form of storedForms(secret)) {
           assert.equal(text.includes(form), false, `${where} holds a secret that was handed out (${secret.slice(0, 4)}…)`)
         }
       }

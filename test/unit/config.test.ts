@@ -52,6 +52,12 @@ describe('loadConfig', () => {
     assert.equal(config.approvalWindowSeconds, 30)
   })
 
+  it('takes IPv4 and IPv6 addresses and host names as HOST', () => {
+    for (const host of ['0.0.0.0', '10.1.2.3', '::', '::1', 'localhost', 'plinth-1.internal.example']) {
+      assert.equal(loadConfig({ HOST: host }).host, host)
+    }
+  })
+
   it('derives the public URL from a wildcard host as loopback', () => {
     assert.equal(loadConfig({ HOST: '0.0.0.0', PORT: '81' }).publicUrl, 'http://127.0.0.1:81')
     assert.equal(loadConfig({ HOST: '::1', PORT: '81' }).publicUrl, 'http://[::1]:81')
@@ -60,6 +66,11 @@ describe('loadConfig', () => {
   const bad: Array<[string, Record<string, string>, RegExp]> = [
     ['a non-numeric port', { PORT: 'eighty' }, /PORT must be a whole number/],
     ['a port out of range', { PORT: '70000' }, /PORT must be between/],
+    ['a host that is no address (300.1.1.1)', { HOST: '300.1.1.1' }, /HOST must be an IPv4 or IPv6 address or a host name/],
+    ['a host of three numbers', { HOST: '1.2.3' }, /HOST must be/],
+    ['a host with an empty label', { HOST: 'a..b' }, /HOST must be/],
+    ['a host with an underscore', { HOST: 'my_host' }, /HOST must be/],
+    ['a host that makes no URL', { HOST: 'fe80::1%eth0' }, /HOST "fe80::1%eth0" makes no valid URL/],
     ['a relative public URL', { PLINTH_PUBLIC_URL: 'plinth.local' }, /PLINTH_PUBLIC_URL/],
     ['a non-http public URL', { PLINTH_PUBLIC_URL: 'ftp://x' }, /PLINTH_PUBLIC_URL must use http/],
     ['an unknown mode', { PLINTH_MODE: 'staging' }, /PLINTH_MODE/],

@@ -1,0 +1,130 @@
+import type { IncomingMessage } from 'node:http'
+import type { Socket } from 'node:net'
+import type { FastifyInstance } from 'fastify'
+
+/** How often, while draining, connections left idle on keep-alive are closed. */
+const IDLE_SWEEP_MS = 100
+/**
+ * How long a connection must have been quiet before the drain closes it. A client sends its next
+ * request right after an answer: closed in that instant, the request would be reset unread.
+ */
+const IDLE_GRACE_MS = 250
+/** The longest the drain waits for connections and requests already sent to be taken in. */
+const SETTLE_MAX_MS = 1_000
+
+/** Resolves after the event loop has polled for I/O at least once more. */
+function nextPoll(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)))
+}
+
+/**
+ * A graceful stop for rolling deploys: every request that reached the server is answered, and
+ * no connection is kept once its last answer has gone.
+ *
+ * - Requests being handled, pipelined behind others or arriving on an open connection are all
+ *   served (the application is built with `return503OnClosing: false`), with the database open.
+ * - From the moment stopping begins, the last answer on each connection carries
+ *   `Connection: close` (Node then closes the socket); an answer with more pipelined requests
+ *   queued behind it keeps the connection, so that they are answered too.
+ * - Before it stops listening and closes idle connections, the server takes in what was already
+ *   sent: it polls until a whole turn passes with no new connection and no new request (at most
+ *   a second). A connection still in the listen backlog when the socket closes is reset by the
+ *   kernel, and one closed while idle resets a request not yet read: a request written just
+ *   before the signal is served instead. A connection is closed once idle for a quarter second
+ *   (a client sends its next request as soon as it has an answer), checked every 100 ms.
+ *
+ * Must be called before the server listens; `drain()` resolves when the app is closed.
+ */
+export function registerDrain(app: FastifyInstance): { drain(): Promise<void> } {
+  const server = app.server
+  let stopping = false
+  /** Requests received and not yet answered, per connection (a pipelining client has several). */
+  const pending = new Map<Socket, number>()
+  /** Connections and requests taken in: the drain waits until it stops moving. */
+  let arrivals = 0
+  /** When each open connection last took in a request or sent an answer. */
+  const lastActive = new Map<Socket, number>()
+  server.on('connection', (socket: Socket) => {
+    arrivals += 1
+    lastActive.set(socket, performance.now())
+    socket.once('close', () => lastActive.delete(socket))
+  })
+
+  /** Requests received per connection, and each request's place among them. */
+  const received = new WeakMap<Socket, number>()
+  const place = new WeakMap<IncomingMessage, number>()
+
+  server.on('request', (request, response) => {
+    arrivals += 1
+    const socket = request.socket
+    const count = (received.get(socket) ?? 0) + 1
+    received.set(socket, count)
+    place.set(request, count)
+    pending.set(socket, (pending.get(socket) ?? 0) + 1)
+    lastActive.set(socket, performance.now())
+    response.once('close', () => {
+      if (!socket.destroyed) lastActive.set(socket, performance.now())
+      const left = (pending.get(socket) ?? 1) - 1
+      if (left > 0) pending.set(socket, left)
+      else pending.delete(socket)
+    })
+  })
+
+  // Node's own sweep (which server.close() runs too) closes a connection whose current answer is
+  // written even when pipelined requests still wait behind it, resetting them: it spares those,
+  // and the connections that were active a moment ago (the interval sweep closes them later).
+  const closeIdleConnections = server.closeIdleConnections.bind(server)
+  server.closeIdleConnections = () => {
+    const recent = performance.now() - IDLE_GRACE_MS
+    const busy = [...lastActive].filter(([socket, at]) => at > recent || pending.has(socket)).map(([socket]) => socket)
+    for (const socket of busy) socket.destroy = keep
+    try {
+      closeIdleConnections()
+    } finally {
+      for (const socket of busy) Reflect.deleteProperty(socket, 'destroy')
+    }
+  }
+
+  app.addHook('onSend', async (request, reply) => {
+    if (!stopping) return
+    // Pipelined answers go out in order: only the answer to the latest request received may close.
+    if (place.get(request.raw) !== received.get(request.raw.socket)) {
+      // Fastify marks every answer `Connection: close` on the raw response once closing: not this
+      // one, others follow it. (An answer that must close itself, a 413 whose body was not read,
+      // set the reply's own header, which this leaves.)
+      reply.raw.removeHeader('connection')
+    } else {
+      reply.header('connection', 'close')
+    }
+  })
+
+  return {
+    async drain() {
+      // Answers still keep their connections while settling: closing one would reset a pipelined
+      // request behind it that is not read yet.
+      const settleBy = performance.now() + SETTLE_MAX_MS
+      for (;;) {
+        const seen = arrivals
+        // A connection accepted in one turn has its first bytes read in the next.
+        await nextPoll()
+        await nextPoll()
+        if (arrivals === seen || performance.now() > settleBy) break
+      }
+      stopping = true
+      app.log.info('draining: every connection closes after its last answer')
+      const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS)
+      sweep.unref()
+      try {
+        // Stops listening, closes idle connections and waits for the others, then runs onClose hooks.
+        await app.close()
+      } finally {
+        clearInterval(sweep)
+      }
+    },
+  }
+}
+
+/** Stands in for `destroy` on a connection that must not be closed yet. */
+function keep(this: Socket): Socket {
+  return this
+}
