@@ -33,6 +33,7 @@ import { notificationsServiceFactory } from './notifications/notifications-servi
 import { linkPayments, paymentsLedger } from './payments/payments-ledger.js'
 import { clientPaymentsRoutes, paymentsRoutes } from './payments/payments-routes.js'
 import { paymentsServiceFactory } from './payments/payments-service.js'
+import { clockResetFactory } from './sandbox/clock-reset.js'
 import { sandboxRoutes } from './sandbox/sandbox-routes.js'
 import { sandboxViews } from './sandbox/sandbox-views.js'
 import { systemRoutes } from './system/system-routes.js'
@@ -257,7 +258,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   sdkRoutes(app)
   await app.register(horizonRoutes, { prefix: '/ledger', routes, ledger, clock, publicUrl: config.publicUrl, version: VERSION })
   if (config.mode === 'sandbox') {
-    sandboxRoutes(app, { apps, identity, clock, maxTokenTtlSeconds: 30 * 86_400 })
+    const resetClock = clockResetFactory({
+      db,
+      clock,
+      approvalWindowMs: config.approvalWindowSeconds * 1000,
+    })
+    sandboxRoutes(app, { apps, identity, clock, resetClock, maxTokenTtlSeconds: 30 * 86_400 })
     ledgerSandboxRoutes(app, { ledger })
     adsSandboxRoutes(app, { ads, apps })
     notificationsSandboxRoutes(app, { notifications })

@@ -56,6 +56,20 @@ export function adsRepo(db: Kysely<DB>) {
       await settleDue().where('id', '=', id).execute()
     },
 
+    /**
+     * Before a clock reset (sandbox/clock-reset.ts): every due verdict is taken, and every pending
+     * one keeps the time it had left, so its `settles_at` moves back by the offset.
+     */
+    async settleDueAndShift(offsetMs: number): Promise<void> {
+      await settleDue().execute()
+      await db
+        .updateTable('ads')
+        .set({ settles_at: sql<Date>`settles_at - make_interval(secs => ${offsetMs / 1000})` })
+        .where('mediator_ack_status', 'is', null)
+        .where('settles_at', 'is not', null)
+        .execute()
+    },
+
     /** Every pending ad of an app whose verdict is due takes it (before the sandbox lists the app's ads). */
     async settleDueForApp(appId: string): Promise<void> {
       await settleDue().where('app_id', '=', appId).execute()

@@ -11,6 +11,8 @@
  */
 export interface Clock {
   now(): Date
+  /** The wall clock this copy runs on (real time, which the sandbox never moves). */
+  wallNow(): Date
 }
 
 /** The most one sandbox move advances the clock: ten years. */
@@ -22,19 +24,27 @@ export const MAX_ADVANCE_SECONDS = 10 * 366 * 86_400
  */
 export const MAX_OFFSET_SECONDS = 100 * 366 * 86_400
 
+/** The stored offset and its epoch (how many resets came before it; migration 0009). */
+export interface ClockReading {
+  offsetMs: number
+  epoch: number
+}
+
 export interface ClockStore {
-  readOffsetMs(): Promise<number>
-  /** Adds to the offset unless it would pass `maxOffsetMs`: the new offset, or undefined (unchanged). */
-  addOffsetMs(deltaMs: number, maxOffsetMs: number): Promise<number | undefined>
+  read(): Promise<ClockReading>
+  /** Adds to the offset unless it would pass `maxOffsetMs`: the new reading, or undefined (unchanged). */
+  addOffsetMs(deltaMs: number, maxOffsetMs: number): Promise<ClockReading | undefined>
 }
 
 export interface PlatformClock extends Clock {
   /** Moves the clock; undefined when that would take it past MAX_OFFSET_SECONDS (then nothing moved). */
   advance(seconds: number): Promise<Date | undefined>
   refresh(): Promise<void>
-  /** Takes an offset read by another statement (the revocation feed's, credential-events.ts). */
-  observeOffsetMs(offsetMs: number): void
+  /** Takes a reading made by another statement (the revocation feed's, credential-events.ts, or a reset's). */
+  observe(reading: ClockReading): void
   offsetMs(): number
+  /** The epoch of the offset held (how many resets this process has seen). */
+  epoch(): number
   stop(): void
 }
 
@@ -49,16 +59,22 @@ export interface PlatformClockOptions {
 
 export async function createPlatformClock(options: PlatformClockOptions): Promise<PlatformClock> {
   const wallMs = options.wallMs ?? Date.now
-  let offset = await options.store.readOffsetMs()
+  let { offsetMs: offset, epoch } = await options.store.read()
   let timer: NodeJS.Timeout | undefined
 
-  // The offset only grows (the clock never moves back): a read that started before this
-  // process's own move answers after it must not undo it.
-  const observe = (read: number): void => {
-    offset = Math.max(offset, read)
+  // Within an epoch the offset only grows: a read that started before this process's own move
+  // answers after it must not undo it. A reset starts a new epoch, at offset 0; a reading of an
+  // older epoch than the one held is stale.
+  const observe = (read: ClockReading): void => {
+    if (read.epoch > epoch) {
+      epoch = read.epoch
+      offset = read.offsetMs
+    } else if (read.epoch === epoch) {
+      offset = Math.max(offset, read.offsetMs)
+    }
   }
   const refresh = async (): Promise<void> => {
-    observe(await options.store.readOffsetMs())
+    observe(await options.store.read())
   }
   if (options.refreshMs !== undefined && options.refreshMs > 0) {
     timer = setInterval(() => {
@@ -69,13 +85,15 @@ export async function createPlatformClock(options: PlatformClockOptions): Promis
 
   return {
     now: () => new Date(wallMs() + offset),
+    wallNow: () => new Date(wallMs()),
     offsetMs: () => offset,
+    epoch: () => epoch,
     refresh,
-    observeOffsetMs: observe,
+    observe,
     async advance(seconds) {
       const moved = await options.store.addOffsetMs(Math.round(seconds * 1000), MAX_OFFSET_SECONDS * 1000)
       if (moved === undefined) return undefined
-      offset = moved
+      observe(moved)
       return new Date(wallMs() + offset)
     },
     stop() {

@@ -7,6 +7,7 @@ import * as appUrls from './migrations/0005-app-urls.js'
 import * as credentialEvents from './migrations/0006-credential-events.js'
 import * as notificationQuotaState from './migrations/0007-notification-quota-state.js'
 import * as credentialEventsXid from './migrations/0008-credential-events-xid.js'
+import * as clockEpoch from './migrations/0009-clock-epoch.js'
 
 /** Ordered migrations. A new migration is a new file here, never an edit of an applied one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -18,6 +19,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0006-credential-events': credentialEvents,
   '0007-notification-quota-state': notificationQuotaState,
   '0008-credential-events-xid': credentialEventsXid,
+  '0009-clock-epoch': clockEpoch,
 }
 
 /**

@@ -8,6 +8,8 @@ type Optional<T> = ColumnType<T | null, T | null | undefined, T | null>
 export interface PlatformClockTable {
   id: Defaulted<number>
   offset_ms: number
+  /** How many times the sandbox reset the clock (migration 0009). */
+  epoch: Defaulted<number>
 }
 
 /** Facts about this platform instance (for example which demo app was created at first start). */

@@ -32,6 +32,9 @@ import { credentialEventsRepo, KEEP_EVENTS_MS, memberSubject, type RevokedCreden
  *   offset no staler than the revocations: a token expired by a clock move made on another
  *   process is refused within `maxStalenessMs` too, at once on the process that moved it, and
  *   at once by the database on a miss (identity-service.ts). An entry also lives at most `ttlMs`.
+ * - A clock reset (sandbox/clock-reset.ts) moves stored expiries back and starts a new clock
+ *   epoch: a token entry is used only while the clock's epoch is the one its lookup began in, so
+ *   once this process takes the reset (with the feed read, or a refresh) it asks the database again.
  * - A lookup that started before an event is applied here and finishes after it is not cached,
  *   so a verification racing a revocation cannot re-insert a revoked credential. Applied events
  *   are numbered here, in the order this process applies them (not by their database id, whose
@@ -47,7 +50,7 @@ import { credentialEventsRepo, KEEP_EVENTS_MS, memberSubject, type RevokedCreden
  */
 export interface CredentialCacheOptions {
   db: Kysely<DB>
-  clock: Pick<PlatformClock, 'now' | 'observeOffsetMs'>
+  clock: Pick<PlatformClock, 'now' | 'observe' | 'epoch'>
   pollMs?: number
   maxStalenessMs?: number
   ttlMs?: number
@@ -58,6 +61,8 @@ export interface CredentialCacheOptions {
 interface Entry<P> {
   principal: P
   cachedAtMs: number
+  /** The clock's epoch when the lookup began: a token's expiry is judged on that epoch's clock only. */
+  epoch: number
 }
 
 export interface CredentialCache {
@@ -105,7 +110,7 @@ export function createCredentialCache(options: CredentialCacheOptions): Credenti
 
   const fresh = () => Date.now() - lastPollStartedMs < maxStalenessMs
 
-  function remember<P>(map: Map<string, Entry<P>>, hash: string, principal: P, startedAt: number, subjects: string[]): void {
+  function remember<P>(map: Map<string, Entry<P>>, hash: string, principal: P, startedAt: number, epoch: number, subjects: string[]): void {
     if (startedAt < forgottenBelow) return
     for (const subject of subjects) {
       const revokedAt = recent.get(subject)
@@ -115,7 +120,7 @@ export function createCredentialCache(options: CredentialCacheOptions): Credenti
       const oldest = map.keys().next()
       if (!oldest.done) map.delete(oldest.value)
     }
-    map.set(hash, { principal, cachedAtMs: Date.now() })
+    map.set(hash, { principal, cachedAtMs: Date.now(), epoch })
   }
 
   /** Drops everything, and lookups in flight will not be cached. */
@@ -149,7 +154,7 @@ export function createCredentialCache(options: CredentialCacheOptions): Credenti
     let afterId = 0
     for (;;) {
       const page = await events.read(horizon, afterId, PAGE)
-      options.clock.observeOffsetMs(page.clockOffsetMs)
+      options.clock.observe(page.clock)
       // The first page's snapshot is the oldest: later pages see everything it saw, and more.
       next ??= page.horizon
       for (const event of page.events) {
@@ -196,20 +201,23 @@ export function createCredentialCache(options: CredentialCacheOptions): Credenti
           const hit = keys.get(hash)
           if (usable(hit)) return hit.principal
           const startedAt = applied
+          const epoch = options.clock.epoch()
           const principal = await inner.verifyApiKey(key)
-          if (principal !== undefined) remember(keys, hash, principal, startedAt, [hash])
+          if (principal !== undefined) remember(keys, hash, principal, startedAt, epoch, [hash])
           return principal
         },
         async verifyAccessToken(token): Promise<TokenCheck> {
           const hash = sha256Hex(token)
           const hit = tokens.get(hash)
-          if (usable(hit)) {
+          // A clock reset (a new epoch) moved expiries back: entries cached before it are not used.
+          if (usable(hit) && hit.epoch === options.clock.epoch()) {
             return hit.principal.expiresAt.getTime() <= options.clock.now().getTime() ? 'expired' : hit.principal
           }
           const startedAt = applied
+          const epoch = options.clock.epoch()
           const checked = await inner.verifyAccessToken(token)
           if (checked !== undefined && checked !== 'expired') {
-            remember(tokens, hash, checked, startedAt, [hash, memberSubject(checked.appId, checked.userId)])
+            remember(tokens, hash, checked, startedAt, epoch, [hash, memberSubject(checked.appId, checked.userId)])
           }
           return checked
         },

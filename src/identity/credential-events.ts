@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely'
+import type { ClockReading } from '../clock/clock.js'
 import type { DB } from '../db/schema.js'
 
 export type CredentialEventKind = 'token' | 'key' | 'member'
@@ -23,8 +24,8 @@ export interface FeedPage {
    * id had finished (committed or rolled back) when it was taken.
    */
   horizon: bigint
-  /** The platform clock's stored offset, read in the same snapshot. */
-  clockOffsetMs: number
+  /** The platform clock's stored offset and epoch, read in the same snapshot. */
+  clock: ClockReading
 }
 
 export const memberSubject = (appId: string, userId: string): string => `${appId}:${userId}`
@@ -55,10 +56,11 @@ export function credentialEventsRepo(db: Kysely<DB>) {
         xid: string | null
         horizon: string
         offset_ms: string
+        epoch: number
       }>`
-        select e.id, e.kind, e.subject, e.xid::text as xid, s.horizon::text as horizon, s.offset_ms::text as offset_ms
+        select e.id, e.kind, e.subject, e.xid::text as xid, s.horizon::text as horizon, s.offset_ms::text as offset_ms, s.epoch
         from (
-          select pg_snapshot_xmin(pg_current_snapshot()) as horizon, (select offset_ms from platform_clock where id = 1) as offset_ms
+          select pg_snapshot_xmin(pg_current_snapshot()) as horizon, c.offset_ms, c.epoch from (select offset_ms, epoch from platform_clock where id = 1) c
         ) s
         left join lateral (
           select id, kind, subject, xid from credential_events
@@ -73,7 +75,7 @@ export function credentialEventsRepo(db: Kysely<DB>) {
         if (row.id === null || row.kind === null || row.subject === null || row.xid === null) continue
         events.push({ id: Number(row.id), kind: row.kind, subject: row.subject, xid: BigInt(row.xid) })
       }
-      return { events, horizon: BigInt(first.horizon), clockOffsetMs: Number(first.offset_ms ?? 0) }
+      return { events, horizon: BigInt(first.horizon), clock: { offsetMs: Number(first.offset_ms ?? 0), epoch: Number(first.epoch ?? 0) } }
     },
 
     /** The horizon of a snapshot taken now (see FeedPage). */

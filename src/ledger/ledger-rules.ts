@@ -200,12 +200,25 @@ export function feeFor(operationCount: number): bigint {
   return BASE_FEE_STROOPS * BigInt(operationCount)
 }
 
+/** Which bound `tx` misses at `seconds`, if any. */
+function timeBoundsRefusal(tx: DecodedTransaction, seconds: bigint): 'tx_too_early' | 'tx_too_late' | undefined {
+  if (tx.minTime > 0n && seconds < tx.minTime) return 'tx_too_early'
+  if (tx.maxTime > 0n && seconds > tx.maxTime) return 'tx_too_late'
+  return undefined
+}
+
 function failed(codes: OpCode[], detail: string): Refusal {
   return { transaction: 'tx_failed', operations: codes, detail }
 }
 
-/** Rules that need neither the signatures nor the ledger's state. `nowSeconds` is the platform clock. */
-export function checkStateless(tx: DecodedTransaction, nowSeconds: bigint): Refusal | undefined {
+/**
+ * Rules that need neither the signatures nor the ledger's state. `nowSeconds` is the platform
+ * clock, `wallSeconds` the wall clock (real time, never moved by the sandbox). The time bounds
+ * are satisfied when they hold at either time (docs/ledger.md, "Time bounds"): a client that
+ * times its transaction from its own clock and one that reads the server's `Date` header both
+ * get it applied after the sandbox moved the clock.
+ */
+export function checkStateless(tx: DecodedTransaction, nowSeconds: bigint, wallSeconds: bigint = nowSeconds): Refusal | undefined {
   if (tx.unsupportedFeature !== undefined) {
     return { transaction: 'tx_not_supported', detail: `Transactions with ${tx.unsupportedFeature} are not supported.` }
   }
@@ -213,11 +226,16 @@ export function checkStateless(tx: DecodedTransaction, nowSeconds: bigint): Refu
     return { transaction: 'tx_not_supported', detail: 'The source account must be a G… account id; muxed accounts are not supported.' }
   }
   if (tx.operations.length === 0) return { transaction: 'tx_missing_operation', detail: 'The transaction has no operation.' }
-  if (tx.minTime > 0n && nowSeconds < tx.minTime) {
-    return { transaction: 'tx_too_early', detail: `The transaction is valid from ${tx.minTime}; the platform time is ${nowSeconds}.` }
-  }
-  if (tx.maxTime > 0n && nowSeconds > tx.maxTime) {
-    return { transaction: 'tx_too_late', detail: `The transaction was valid until ${tx.maxTime}; the platform time is ${nowSeconds}.` }
+  const atPlatform = timeBoundsRefusal(tx, nowSeconds)
+  if (atPlatform !== undefined && timeBoundsRefusal(tx, wallSeconds) !== undefined) {
+    const times =
+      wallSeconds === nowSeconds
+        ? `the platform time is ${nowSeconds}`
+        : `the platform time is ${nowSeconds} and the wall time ${wallSeconds}`
+    return {
+      transaction: atPlatform,
+      detail: `${atPlatform === 'tx_too_early' ? `The transaction is valid from ${tx.minTime}` : `The transaction was valid until ${tx.maxTime}`}; ${times}.`,
+    }
   }
   const fee = feeFor(tx.operations.length)
   if (tx.maxFee < fee) {

@@ -210,7 +210,8 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
     if (!decoded.ok) throw malformed(decoded.detail, envelopeXdr)
     const tx = decoded.tx
     const now = clock.now()
-    const early = checkStateless(tx, BigInt(Math.floor(now.getTime() / 1000)))
+    const seconds = (date: Date) => BigInt(Math.floor(date.getTime() / 1000))
+    const early = checkStateless(tx, seconds(now), seconds(clock.wallNow()))
     if (early !== undefined) throw refused(early, tx.envelopeXdr)
     const auth = authorize(tx)
     if (isRefusal(auth)) throw refused(auth, tx.envelopeXdr)

@@ -215,9 +215,10 @@ export function paymentsRepo(db: Kysely<DB>) {
 
     /**
      * The platform's cancel of user-to-app payments whose approval window passed, dated when the
-     * window closed: one payment, or every due payment of an app. Due on the platform clock as stored.
+     * window closed: one payment, every due payment of an app, or every due payment (before a
+     * clock reset). Due on the platform clock as stored.
      */
-    async expireApproval(which: { identifier: string } | { appId: string }, windowMs: number): Promise<void> {
+    async expireApproval(which: { identifier: string } | { appId: string } | 'all', windowMs: number): Promise<void> {
       const due = update()
         .set({ cancelled: true, cancelled_at: sql<Date>`created_at + make_interval(secs => ${windowMs / 1000})` })
         .where('direction', '=', 'user_to_app')
@@ -226,7 +227,22 @@ export function paymentsRepo(db: Kysely<DB>) {
         // A payment with a transaction was paid (before the rule that refuses it): never cancel it here.
         .where('txid', 'is', null)
         .where('created_at', '<=', platformNowPlus(-windowMs))
-      await ('identifier' in which ? due.where('identifier', '=', which.identifier) : due.where('app_id', '=', which.appId)).execute()
+      if (which === 'all') await due.execute()
+      else await ('identifier' in which ? due.where('identifier', '=', which.identifier) : due.where('app_id', '=', which.appId)).execute()
+    },
+
+    /**
+     * Before a clock reset (sandbox/clock-reset.ts): every user-to-app payment still waiting for
+     * approval keeps the window it had left, so its `created_at` moves back by the offset.
+     */
+    async shiftPendingApprovals(offsetMs: number): Promise<void> {
+      await update()
+        .set({ created_at: sql<Date>`created_at - make_interval(secs => ${offsetMs / 1000})` })
+        .where('direction', '=', 'user_to_app')
+        .where('developer_approved', '=', false)
+        .where(OPEN)
+        .where('txid', 'is', null)
+        .execute()
     },
 
     /**

@@ -36,6 +36,8 @@ export interface SandboxDeps {
   apps: AppsService
   identity: IdentityService
   clock: PlatformClock
+  /** Puts the clock back on real time (clock-reset.ts); answers the platform time after. */
+  resetClock: () => Promise<Date>
   maxTokenTtlSeconds: number
 }
 
@@ -258,7 +260,7 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxDeps): void {
         ...common,
         operationId: 'sandboxAdvanceClock',
         summary: 'Move the platform clock forward for everything time-based',
-        description: `At most ${MAX_ADVANCE_SECONDS} s (ten years) a move and ${MAX_OFFSET_SECONDS} s (a hundred years) ahead of the wall clock in all; never back.`,
+        description: `At most ${MAX_ADVANCE_SECONDS} s (ten years) a move and ${MAX_OFFSET_SECONDS} s (a hundred years) ahead of the wall clock in all; never back (POST /sandbox/clock/reset returns to real time).`,
         body: Type.Object({ advance_seconds: Type.Number({ exclusiveMinimum: 0, maximum: MAX_ADVANCE_SECONDS }) }),
         response: { 200: ClockSchema, ...errorResponses(400, 401) },
       },
@@ -272,6 +274,25 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxDeps): void {
           `The platform clock may be at most ${MAX_OFFSET_SECONDS} s (a hundred years) ahead of the wall clock; it can move ${left} s more.`,
         )
       }
+      return clockBody()
+    },
+  )
+
+  r.post(
+    '/sandbox/clock/reset',
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: 'sandboxResetClock',
+        summary: 'Put the platform clock back on real time (offset 0)',
+        description:
+          'Everything the moved time decided stays decided: approvals past their window are cancelled, due ad verdicts are taken, and tokens, pending approvals and pending verdicts keep the time they had left. Idempotent.',
+        response: { 200: ClockSchema, ...errorResponses(401) },
+      },
+    },
+    async () => {
+      await deps.resetClock()
       return clockBody()
     },
   )

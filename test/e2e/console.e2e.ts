@@ -110,6 +110,15 @@ describe('developer console in a browser', () => {
       .waitFor()
     const later = expectStatus(await plinth.api<{ offset_seconds: number }>('GET', '/sandbox/clock'), 200, 'clock')
     assert.equal(later.offset_seconds - before.offset_seconds, 3600 + 2 * 86_400)
+
+    // Reset asks for a second click, then puts the clock back on real time.
+    await page.getByTestId('reset-clock').click()
+    await page.getByTestId('reset-clock').getByText('Click again to reset').waitFor()
+    await page.getByTestId('reset-clock').click()
+    await page.getByTestId('platform-offset').getByText('real time').waitFor()
+    await page.locator('#clock-offset').getByText('real time').waitFor()
+    const reset = expectStatus(await plinth.api<{ offset_seconds: number }>('GET', '/sandbox/clock'), 200, 'clock')
+    assert.equal(reset.offset_seconds, 0)
   })
 
   it("shows an app's payments, ads and notifications, and moves an ad's status", async () => {

@@ -439,17 +439,23 @@ describe('embedded ledger', () => {
       )
     })
 
-    it('tx_too_late and tx_too_early follow the platform clock, moved by POST /sandbox/clock', async () => {
+    it('tx_too_early follows the platform clock, moved by POST /sandbox/clock; tx_too_late needs max time past on the wall clock too', async () => {
       const from = await funded()
       const to = await funded()
       const watch = [from.publicKey(), to.publicKey()]
       const now = nowSeconds()
-      const expiring = await build({ from, to: to.publicKey(), timebounds: { minTime: 0, maxTime: now + 60 } })
+      const wall = Math.floor(Date.now() / 1000)
+      const expired = await build({ from, to: to.publicKey(), timebounds: { minTime: 0, maxTime: wall - 1 } })
       const later = await build({ from, to: to.publicKey(), timebounds: { minTime: now + 3600, maxTime: 0 } })
       await refused(later, { transaction: 'tx_too_early' }, watch)
+      await refused(expired, { transaction: 'tx_too_late' }, watch)
 
+      // Past its max time on the platform clock, not on the wall clock: the bounds hold at wall time (docs/ledger.md).
+      const other = await funded()
+      const platformTimed = await build({ from: other, to: to.publicKey(), timebounds: { minTime: 0, maxTime: Math.max(now, wall) + 60 } })
       await sb.advanceClock(120)
-      await refused(expiring, { transaction: 'tx_too_late' }, watch)
+      await refused(expired, { transaction: 'tx_too_late' }, watch)
+      assert.equal((await submit(platformTimed)).statusCode, 200, 'valid at wall time')
 
       await sb.advanceClock(3600)
       const response = await submit(later)

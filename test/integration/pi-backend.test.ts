@@ -108,4 +108,12 @@ describe('the official pi-backend SDK against Plinth', () => {
     )
     await pi.cancelPayment(first)
   })
+  it('completes an A2U flow after the sandbox moved the clock a day ahead', async () => {
+    await sandbox(platform.app).advanceClock(86_400)
+    const id = await pi.createPayment({ amount: 1.5, memo: 'Tomorrow', metadata: {}, uid })
+    const txid = await pi.submitPayment(id)
+    const completed = await pi.completePayment(id, txid)
+    assert.equal(completed.status.developer_completed, true)
+    assert.equal(completed.transaction?.verified, true)
+  })
 })

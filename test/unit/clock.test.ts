@@ -5,11 +5,12 @@ import { type ClockStore, createPlatformClock, MAX_OFFSET_SECONDS } from '../../
 function memoryStore(initial = 0): ClockStore & { offset: number } {
   const store = {
     offset: initial,
-    readOffsetMs: async () => store.offset,
+    epoch: 0,
+    read: async () => ({ offsetMs: store.offset, epoch: store.epoch }),
     addOffsetMs: async (delta: number, max: number) => {
       if (store.offset + delta > max) return undefined
       store.offset += delta
-      return store.offset
+      return { offsetMs: store.offset, epoch: store.epoch }
     },
   }
   return store

@@ -153,6 +153,18 @@ describe('ledger rules: checks without state', () => {
     assert.equal(checkStateless(tx, NOW - 1n), undefined, 'max time itself is still valid')
   })
 
+  it('time bounds hold if they hold at the platform time or at the wall time', () => {
+    const wall = NOW - 86_400n
+    const clientTimed = decoded(envelope({ timebounds: { minTime: 0, maxTime: Number(wall) + 180 } }))
+    assert.equal(checkStateless(clientTimed, NOW, wall), undefined, 'timed from the wall clock')
+    const serverTimed = decoded(envelope({ timebounds: { minTime: 0, maxTime: Number(NOW) + 180 } }))
+    assert.equal(checkStateless(serverTimed, NOW, wall), undefined, 'timed from the platform clock')
+    const stale = decoded(envelope({ timebounds: { minTime: 0, maxTime: Number(wall) - 1 } }))
+    assert.deepEqual(codes(checkStateless(stale, NOW, wall)), { transaction: 'tx_too_late' })
+    const between = decoded(envelope({ timebounds: { minTime: Number(wall) + 1, maxTime: Number(NOW) - 1 } }))
+    assert.deepEqual(codes(checkStateless(between, NOW, wall)), { transaction: 'tx_too_late' }, 'at neither clock')
+  })
+
   it('tx_insufficient_fee: less than 100 stroops per operation', () => {
     const two = [pay(bob.publicKey()), pay(carol.publicKey())]
     assert.deepEqual(codes(checkStateless(decoded(envelope({ fee: '99' })), NOW)), { transaction: 'tx_insufficient_fee' })

@@ -343,6 +343,13 @@ function tickClock() {
   clockOffset.textContent = formatDuration(clockBase.offset)
 }
 
+async function resetClock() {
+  const clock = await post('/sandbox/clock/reset', {})
+  setClock(clock)
+  toast('Platform clock back on real time')
+  return clock
+}
+
 async function advanceClock(seconds) {
   const clock = await post('/sandbox/clock', { advance_seconds: seconds })
   setClock(clock)
@@ -812,7 +819,10 @@ async function platformPage() {
     ),
   )
   return [
-    pageTitle('Clock & ledger', 'The platform clock drives token expiry, approval windows, ad verdicts and quotas. It only moves forward.'),
+    pageTitle(
+      'Clock & ledger',
+      'The platform clock drives token expiry, approval windows, ad verdicts and quotas. It moves forward, or back to real time with a reset, which keeps everything the moved time expired expired.',
+    ),
     card(
       'Platform clock',
       null,
@@ -826,6 +836,18 @@ async function platformPage() {
       ),
       h('div', { class: 'actions' }, presets),
       custom,
+      h(
+        'div',
+        { class: 'actions' },
+        action(
+          'Reset to real time',
+          async () => {
+            await resetClock()
+            await render()
+          },
+          { kind: 'small danger', confirm: 'Click again to reset', testid: 'reset-clock' },
+        ),
+      ),
     ),
     card(
       'Ledger check',
