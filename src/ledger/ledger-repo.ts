@@ -58,6 +58,11 @@ export interface Totals {
 
 /** The advisory lock class of the platform's signing locks (an arbitrary constant of its own). */
 const SIGNER_LOCK_CLASS = 0x504c5331
+/**
+ * The advisory lock (class, object) under which a ledger number is drawn, held until the applying
+ * transaction ends: numbers are drawn in commit order (ARCHITECTURE.md, "Ledger numbers in commit order").
+ */
+const LEDGER_NUMBER_LOCK = [0x504c4c4e, 0] as const
 
 const text = (column: string) => sql<string>`${sql.ref(column)}::text`
 
@@ -126,44 +131,51 @@ export function ledgerRepo(db: Kysely<DB>) {
 
     /**
      * Locks the accounts that exist among `addresses` (sorted: every transaction locks in
-     * the same order, so two of them never wait on each other in a cycle) and, in the same round
-     * trip, draws the next ledger number (undefined when no account exists). Drawn inside the
-     * applying transaction; a rollback or a refusal leaves a gap.
+     * the same order, so two of them never wait on each other in a cycle).
      */
-    async lockAccounts(
-      addresses: readonly string[],
-    ): Promise<{ accounts: Array<{ address: string; balance: string; sequence: string }>; ledger: string | undefined }> {
-      if (addresses.length === 0) return { accounts: [], ledger: undefined }
-      const { rows } = await sql<{ address: string; balance: string; sequence: string; ledger: string }>`
-        select address, balance::text as balance, sequence::text as sequence, (select nextval('ledger_numbers'))::text as ledger
+    async lockAccounts(addresses: readonly string[]): Promise<Array<{ address: string; balance: string; sequence: string }>> {
+      if (addresses.length === 0) return []
+      const { rows } = await sql<{ address: string; balance: string; sequence: string }>`
+        select address, balance::text as balance, sequence::text as sequence
         from ledger_accounts where address = any(${[...addresses].sort()}::text[])
         order by address for update`.execute(db)
-      return { accounts: rows.map(({ address, balance, sequence }) => ({ address, balance, sequence })), ledger: rows[0]?.ledger }
+      return rows
     },
 
     /**
-     * Applies a transaction's effects on its (locked) accounts in one UPDATE: every balance moves
-     * by its delta (Pi, may be negative) unless that would take it below zero, and the source's
-     * sequence moves from `source.expected` to `source.next`, only if it is still at `expected`.
-     * The source must be among `deltas` (with 0 when its balance does not move). Answers the
-     * addresses updated: any missing one failed its condition, and the caller rolls back.
+     * Draws the transaction's ledger number and applies its effects on its (locked) accounts, in
+     * one UPDATE: every balance moves by its delta (Pi, may be negative) unless that would take it
+     * below zero, and the source's sequence moves from `source.expected` to `source.next`, only if
+     * it is still at `expected`. The source must be among `deltas` (with 0 when its balance does not
+     * move). Answers the addresses updated (any missing one failed its condition, and the caller
+     * rolls back) and the ledger number.
+     *
+     * The number is drawn under LEDGER_NUMBER_LOCK, which the transaction then holds until it
+     * commits or rolls back: the next number is drawn only after this transaction's rows are
+     * visible (or gone), so numbers, and the paging tokens made of them, increase in commit order
+     * and a follower never sees N+1 before N. Only this last part of a transaction (this statement,
+     * the insert, the hooks and COMMIT) is serialised. A rollback leaves a gap.
      */
-    async applyToAccounts(
+    async drawAndApply(
       source: { address: string; expected: string; next: string },
       deltas: ReadonlyArray<readonly [address: string, delta: string]>,
-      ledger: string,
-    ): Promise<Set<string>> {
-      const { rows } = await sql<{ address: string }>`
+    ): Promise<{ updated: Set<string>; ledger: string | undefined }> {
+      const { rows } = await sql<{ address: string; ledger: string }>`
+        with number_lock as materialized (
+          select pg_advisory_xact_lock(${LEDGER_NUMBER_LOCK[0]}::int, ${LEDGER_NUMBER_LOCK[1]}::int)
+        ), number as materialized (
+          select nextval('ledger_numbers') as ledger from number_lock
+        )
         update ledger_accounts as a set
           balance = a.balance + d.delta,
           sequence = case when a.address = ${source.address} then ${source.next}::bigint else a.sequence end,
-          last_modified_ledger = ${ledger}::bigint
-        from unnest(${deltas.map(([address]) => address)}::text[], ${deltas.map(([, delta]) => delta)}::numeric[]) as d(address, delta)
+          last_modified_ledger = number.ledger
+        from unnest(${deltas.map(([address]) => address)}::text[], ${deltas.map(([, delta]) => delta)}::numeric[]) as d(address, delta), number
         where a.address = d.address
           and a.balance + d.delta >= 0
           and (a.address <> ${source.address} or a.sequence = ${source.expected}::bigint)
-        returning a.address`.execute(db)
-      return new Set(rows.map((row) => row.address))
+        returning a.address, number.ledger::text as ledger`.execute(db)
+      return { updated: new Set(rows.map((row) => row.address)), ledger: rows[0]?.ledger }
     },
 
     /** A transaction and its operations (at least one), in one statement. */

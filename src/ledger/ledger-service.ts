@@ -225,26 +225,24 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
 
     const locked = await txRepo.lockAccounts(involvedAccounts(tx))
     const accounts = new Map<string, AccountState>(
-      locked.accounts.map((row) => [row.address, { balance: parseStoredAmount(row.balance), sequence: BigInt(row.sequence) }]),
+      locked.map((row) => [row.address, { balance: parseStoredAmount(row.balance), sequence: BigInt(row.sequence) }]),
     )
     const effects = applyToAccounts(tx, accounts)
     if (isRefusal(effects)) throw refused(effects, tx.envelopeXdr)
 
     const source = accounts.get(tx.source)
-    // applyToAccounts refuses a transaction without a source account, so the lock found it and drew the ledger number.
-    const ledger = locked.ledger
-    if (source === undefined || ledger === undefined)
-      throw new Error('applyToAccounts accepted a transaction whose source account is not locked')
+    // applyToAccounts refuses a transaction without a source account, so the lock found it.
+    if (source === undefined) throw new Error('applyToAccounts accepted a transaction whose source account is not locked')
     // Every moved balance, and the source's (its sequence moves even if its balance would not).
     const deltas = new Map<string, bigint>([[tx.source, 0n]])
     for (const [address, balance] of effects.balances) deltas.set(address, balance - (accounts.get(address)?.balance ?? 0n))
-    const updated = await txRepo.applyToAccounts(
+    // From here to COMMIT, no other transaction draws a ledger number (ledger-repo.ts, drawAndApply).
+    const { updated, ledger } = await txRepo.drawAndApply(
       { address: tx.source, expected: source.sequence.toString(), next: tx.sequence.toString() },
       [...deltas].map(([address, delta]) => [address, formatAmount(delta)] as const),
-      ledger,
     )
     // The rows are locked, so every condition holds; they stay as the database's own guard.
-    if (!updated.has(tx.source)) {
+    if (!updated.has(tx.source) || ledger === undefined) {
       throw refused({ transaction: 'tx_bad_seq', detail: 'The sequence number was used meanwhile.' }, tx.envelopeXdr)
     }
     const short = [...deltas.keys()].find((address) => !updated.has(address))
