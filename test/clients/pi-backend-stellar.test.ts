@@ -1,52 +1,25 @@
 import assert from 'node:assert/strict'
-import { createRequire } from 'node:module'
 import { after, before, describe, it } from 'node:test'
 import { Asset, Keypair, Memo, Operation, Server, TransactionBuilder } from 'stellar-sdk'
+import { type PiBackend, PiNetwork, redirectPiBackendHorizon } from '../helpers/pi-backend.js'
 import { type ClientPlatform, type PaymentDTO, type SignedIn, signedIn, startClientPlatform } from './client-platform.js'
-
-// The official server SDK, unmodified. Its Horizon URLs are hard-coded from the payment's network,
-// so the live hosts are redirected to the Plinth process's /ledger inside this test process only.
-const require = createRequire(import.meta.url)
-const piBackendPath = require.resolve('pi-backend')
-const { default: PiNetwork } = require('pi-backend') as {
-  default: new (apiKey: string, seed: string, options: { baseUrl: string }) => PiBackend
-}
-const piStellarSdk = createRequire(piBackendPath)('stellar-sdk') as {
-  HorizonAxiosClient: {
-    interceptors: { request: { use(fn: (config: { url?: string }) => { url?: string }): number; eject(id: number): void } }
-  }
-}
-interface PiBackend {
-  createPayment(data: { amount: number; memo: string; metadata: object; uid: string }): Promise<string>
-  submitPayment(paymentId: string): Promise<string>
-  completePayment(paymentId: string, txid: string): Promise<PaymentDTO>
-  getPayment(paymentId: string): Promise<PaymentDTO>
-  cancelPayment(paymentId: string): Promise<PaymentDTO>
-  getIncompleteServerPayments(): Promise<{ incomplete_server_payments: PaymentDTO[] }>
-}
-const LIVE_HORIZONS = ['https://api.testnet.minepi.com', 'https://api.mainnet.minepi.com']
 
 describe('pi-backend and stellar-sdk against a real Plinth process', () => {
   let platform: ClientPlatform
   let s: SignedIn
-  let pi: PiBackend
+  let pi: PiBackend<PaymentDTO>
   let horizon: Server
-  let interceptor: number
+  let restoreHorizon: () => void = () => {}
 
   before(async () => {
     platform = await startClientPlatform()
     s = await signedIn(platform)
-    interceptor = piStellarSdk.HorizonAxiosClient.interceptors.request.use((config) => {
-      for (const live of LIVE_HORIZONS) {
-        if (config.url?.startsWith(live)) config.url = `${platform.base}/ledger${config.url.slice(live.length)}`
-      }
-      return config
-    })
-    pi = new PiNetwork(s.app.api_key, s.app.wallet.seed, { baseUrl: platform.base })
+    restoreHorizon = redirectPiBackendHorizon(platform.base)
+    pi = new PiNetwork<PaymentDTO>(s.app.api_key, s.app.wallet.seed, { baseUrl: platform.base })
     horizon = new Server(`${platform.base}/ledger`, { allowHttp: true })
   })
   after(async () => {
-    piStellarSdk.HorizonAxiosClient.interceptors.request.eject(interceptor)
+    restoreHorizon()
     await platform.close()
   })
 

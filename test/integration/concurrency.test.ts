@@ -12,12 +12,11 @@ import { randomBytes } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { TransactionBuilder } from '@stellar/stellar-base'
 import type { FastifyInstance } from 'fastify'
-import { sql } from 'kysely'
 import pg from 'pg'
 import { openDatabase } from '../../src/db/database.js'
 import { buildPayment, ledgerAccount, submitEnvelope } from '../helpers/ledger.js'
-import { type SandboxApp, type SandboxUser, sandbox, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
-import { type PlinthProcess, startCluster } from '../helpers/server-process.js'
+import { startNodes } from '../helpers/nodes.js'
+import { type SandboxApp, type SandboxUser, sandbox, TEST_DB } from '../helpers/platform.js'
 
 const PROCESSES = 3
 /** Racing requests of each kind in a case. */
@@ -78,7 +77,6 @@ describe(`concurrency (${TEST_DB === 'postgres' ? `${PROCESSES} server processes
   let nodes: FastifyInstance[] = []
   let query: <T>(text: string) => Promise<T[]>
   let cleanup: () => Promise<void> = async () => {}
-  let children: PlinthProcess[] = []
   let turn = 0
   let requests = 0
   const serverErrors: string[] = []
@@ -95,35 +93,18 @@ describe(`concurrency (${TEST_DB === 'postgres' ? `${PROCESSES} server processes
   }
 
   before(async () => {
-    if (TEST_DB === 'postgres') {
-      // All at once on a fresh schema: creating it, migrating and seeding race too.
-      const cluster = await startCluster({
-        processes: PROCESSES,
-        env: { PLINTH_PUBLIC_URL: PUBLIC_URL, PLINTH_APPROVAL_WINDOW_SECONDS: '600' },
-        timeoutMs: 45_000,
-      })
-      children = cluster.servers
-      nodes = cluster.nodes
-      const access = await cluster.setup.sql()
-      cleanup = async () => {
-        await access.close().catch(() => {})
-        await cluster.close()
-      }
-      query = (text) => access.query(text)
-    } else {
-      const platform: TestPlatform = await startPlatform()
-      nodes = [platform.app]
-      query = async <T>(text: string) => (await sql.raw<T>(text).execute(platform.db)).rows
-      cleanup = () => platform.close()
-    }
+    const started = await startNodes({
+      processes: PROCESSES,
+      env: { PLINTH_PUBLIC_URL: PUBLIC_URL, PLINTH_APPROVAL_WINDOW_SECONDS: '600' },
+    })
+    nodes = started.nodes
+    query = (text) => started.query(text)
+    cleanup = () => started.close()
   })
 
   after(async () => {
     console.log(`concurrency: ${requests} requests over ${nodes.length} process(es); outcomes ${JSON.stringify([...outcomes])}`)
     await cleanup()
-    for (const server of children) {
-      assert.doesNotMatch(server.output(), /"level":(50|60)/, `a server logged an error:\n${server.output()}`)
-    }
   })
 
   const pick = (via?: number): number => (via ?? turn++) % nodes.length

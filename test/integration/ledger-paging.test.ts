@@ -2,10 +2,9 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { Keypair } from '@stellar/stellar-base'
 import type { FastifyInstance } from 'fastify'
-import { sql } from 'kysely'
 import { buildPayment, ledgerAccount, submitEnvelope } from '../helpers/ledger.js'
-import { startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
-import { type PlinthProcess, startCluster } from '../helpers/server-process.js'
+import { startNodes } from '../helpers/nodes.js'
+import { TEST_DB } from '../helpers/platform.js'
 
 /**
  * Paging never skips a record: followers that page the ledger by paging_token, in ascending
@@ -26,35 +25,17 @@ interface Record_ {
 
 describe(`ledger paging (${POSTGRES ? `${PROCESSES} server processes on one PostgreSQL` : 'in process, on PGlite'})`, () => {
   let nodes: FastifyInstance[] = []
-  let children: PlinthProcess[] = []
   let query: <T>(text: string) => Promise<T[]>
   let cleanup: () => Promise<void> = async () => {}
 
   before(async () => {
-    if (POSTGRES) {
-      const cluster = await startCluster({ processes: PROCESSES, env: { PLINTH_PUBLIC_URL: 'http://plinth.test' }, timeoutMs: 45_000 })
-      children = cluster.servers
-      nodes = cluster.nodes
-      const access = await cluster.setup.sql()
-      query = (text) => access.query(text)
-      cleanup = async () => {
-        await access.close().catch(() => {})
-        await cluster.close()
-      }
-    } else {
-      const platform: TestPlatform = await startPlatform()
-      nodes = [platform.app]
-      query = async <T>(text: string) => (await sql.raw<T>(text).execute(platform.db)).rows
-      cleanup = () => platform.close()
-    }
+    const started = await startNodes({ processes: PROCESSES, env: { PLINTH_PUBLIC_URL: 'http://plinth.test' } })
+    nodes = started.nodes
+    query = (text) => started.query(text)
+    cleanup = () => started.close()
   })
 
-  after(async () => {
-    await cleanup()
-    for (const server of children) {
-      assert.doesNotMatch(server.output(), /"level":(50|60)/, `a server logged an error:\n${server.output()}`)
-    }
-  })
+  after(() => cleanup())
 
   const node = (i: number): FastifyInstance => nodes[i % nodes.length] as FastifyInstance
 

@@ -1,31 +1,9 @@
 import assert from 'node:assert/strict'
-import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
+import { type PiBackend, PiNetwork, redirectPiBackendHorizon } from '../helpers/pi-backend.js'
 import { type SandboxApp, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
 
-// The official server SDK, unmodified, from npm. It is CommonJS and hard-codes its Horizon
-// URLs from the payment's network, so this test redirects those hosts to Plinth's ledger
-// inside this process, through the axios instance of the stellar-sdk copy the SDK loads.
-const require = createRequire(import.meta.url)
-const piBackendPath = require.resolve('pi-backend')
-const { default: PiNetwork } = require('pi-backend') as {
-  default: new (apiKey: string, seed: string, options: { baseUrl: string }) => PiBackend
-}
-const stellarSdk = createRequire(piBackendPath)('stellar-sdk') as {
-  HorizonAxiosClient: {
-    interceptors: { request: { use(fn: (config: { url?: string }) => { url?: string }): number; eject(id: number): void } }
-  }
-}
-
-interface PiBackend {
-  createPayment(data: { amount: number; memo: string; metadata: object; uid: string }): Promise<string>
-  submitPayment(paymentId: string): Promise<string>
-  completePayment(paymentId: string, txid: string): Promise<PaymentDTO>
-  getPayment(paymentId: string): Promise<PaymentDTO>
-  cancelPayment(paymentId: string): Promise<PaymentDTO>
-  getIncompleteServerPayments(): Promise<{ incomplete_server_payments: PaymentDTO[] }>
-}
 interface PaymentDTO {
   identifier: string
   amount: number
@@ -34,34 +12,27 @@ interface PaymentDTO {
   transaction: null | { txid: string; verified: boolean }
 }
 
-const LIVE_HORIZONS = ['https://api.testnet.minepi.com', 'https://api.mainnet.minepi.com']
-
 describe('the official pi-backend SDK against Plinth', () => {
   let platform: TestPlatform
   let base: string
-  let interceptor: number
+  let restoreHorizon: () => void = () => {}
   let app: SandboxApp
   let uid: string
-  let pi: PiBackend
+  let pi: PiBackend<PaymentDTO>
 
   before(async () => {
     platform = await startPlatform()
     await platform.app.listen({ port: 0, host: '127.0.0.1' })
     base = `http://127.0.0.1:${(platform.app.server.address() as AddressInfo).port}`
-    interceptor = stellarSdk.HorizonAxiosClient.interceptors.request.use((config) => {
-      for (const live of LIVE_HORIZONS) {
-        if (config.url?.startsWith(live)) config.url = `${base}/ledger${config.url.slice(live.length)}`
-      }
-      return config
-    })
+    restoreHorizon = redirectPiBackendHorizon(base)
     const sb = sandbox(platform.app)
     app = await sb.createApp()
     const user = await sb.createUser()
     uid = (await sb.authenticate(app.app_id, user.user_id, ['username', 'payments', 'wallet_address'])).user.uid
-    pi = new PiNetwork(app.api_key, app.wallet.seed, { baseUrl: base })
+    pi = new PiNetwork<PaymentDTO>(app.api_key, app.wallet.seed, { baseUrl: base })
   })
   after(async () => {
-    stellarSdk.HorizonAxiosClient.interceptors.request.eject(interceptor)
+    restoreHorizon()
     await platform.close()
   })
 

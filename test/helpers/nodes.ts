@@ -1,0 +1,40 @@
+import assert from 'node:assert/strict'
+import type { FastifyInstance } from 'fastify'
+import { sql } from 'kysely'
+import { startPlatform, TEST_DB } from './platform.js'
+import { startCluster } from './server-process.js'
+
+/** Several Plinth processes on one PostgreSQL, or (PGlite, one process by design) one platform in process, with one face. */
+export interface Nodes {
+  /** `app.inject`-shaped: over HTTP to each process, or the in-process app. */
+  nodes: FastifyInstance[]
+  /** SQL on the platform's schema. */
+  query<T>(text: string): Promise<T[]>
+  /** Stops everything; then asserts that no server process logged an error. */
+  close(): Promise<void>
+}
+
+export async function startNodes(options: { processes: number; env?: Record<string, string> }): Promise<Nodes> {
+  if (TEST_DB === 'postgres') {
+    // All at once on a fresh schema: creating it, migrating and seeding race too.
+    const cluster = await startCluster({ processes: options.processes, env: options.env ?? {}, timeoutMs: 45_000 })
+    const access = await cluster.setup.sql()
+    return {
+      nodes: cluster.nodes,
+      query: (text) => access.query(text),
+      async close() {
+        await access.close().catch(() => {})
+        await cluster.close()
+        for (const server of cluster.servers) {
+          assert.doesNotMatch(server.output(), /"level":(50|60)/, `a server logged an error:\n${server.output()}`)
+        }
+      },
+    }
+  }
+  const platform = await startPlatform()
+  return {
+    nodes: [platform.app],
+    query: async <T>(text: string) => (await sql.raw<T>(text).execute(platform.db)).rows,
+    close: () => platform.close(),
+  }
+}
