@@ -1,0 +1,54 @@
+import type { Static, TObject, TSchema } from 'typebox'
+import type { PageQuery } from '../ledger-service.js'
+import type { HorizonContext } from './context.js'
+import { Collection, collectionEnvelope, PageQuerySchema, type PageQueryType, pageOf } from './paging.js'
+import { problems } from './problems.js'
+
+export interface CollectionSpec<P extends TObject, S, R extends TSchema> {
+  /** Fastify's path, relative to /ledger: '/accounts/:account_id/payments'. */
+  url: string
+  operationId: string
+  summary: string
+  params?: P
+  record: R
+  /** The query's schema; Horizon's `?cursor&limit&order` unless a collection pages by other tokens (effects). */
+  querystring?: typeof PageQuerySchema
+  /** Finds what the collection belongs to (an account, a transaction…), throwing notFound() if it does not exist. */
+  resolve: (params: Static<P>) => Promise<S>
+  /**
+   * A page of records, in `page.order`, strictly after `page.cursor` (that collection's
+   * paging token). Called with { order: 'asc', limit, cursor } it answers the records that
+   * follow a cursor, which is what a stream needs.
+   */
+  list: (scope: S, page: PageQuery) => Promise<Array<Static<R> & { paging_token: string }>>
+}
+
+/** The path of this request's collection (the `url` with its parameters), for the self/next/prev links. */
+function pathOf(url: string, params: Record<string, unknown>): string {
+  return url.replace(/:([a-z_]+)/g, (_match, name: string) => encodeURIComponent(String(params[name])))
+}
+
+/** Declares one Horizon collection: reads the page query, resolves the scope (404s), lists and wraps the page. */
+export function collectionRoute<P extends TObject, S, R extends TSchema>(ctx: HorizonContext, spec: CollectionSpec<P, S, R>): void {
+  // Typed as plain schemas: the records' type is checked where `list` is written, not through Fastify's generics.
+  const response: Record<number, TSchema> = { 200: Collection(spec.record), ...problems(...(spec.params === undefined ? [] : [404])) }
+  ctx.r.route({
+    method: 'GET',
+    url: spec.url,
+    schema: {
+      tags: ctx.tags,
+      operationId: spec.operationId,
+      summary: spec.summary,
+      ...(spec.params === undefined ? {} : { params: spec.params }),
+      querystring: spec.querystring ?? PageQuerySchema,
+      response,
+    },
+    handler: async (request) => {
+      const params = (request.params ?? {}) as Static<P>
+      const scope = await spec.resolve(params)
+      const query = pageOf(request.query as PageQueryType)
+      const records = await spec.list(scope, query)
+      return collectionEnvelope(ctx.links.base, pathOf(spec.url, params as Record<string, unknown>), query, records)
+    },
+  })
+}

@@ -1,0 +1,76 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
+import type { Clock } from '../../clock/clock.js'
+import type { RouteTable } from '../../http/routing.js'
+import { type HorizonProblem, notFound, problem } from '../ledger-errors.js'
+import type { LedgerService } from '../ledger-service.js'
+import { accountRoutes } from './accounts.js'
+import type { HorizonContext } from './context.js'
+import { ledgerRoutes } from './ledgers.js'
+import { horizonLinks } from './links.js'
+import { operationRoutes } from './operations.js'
+import { PROBLEM_CONTENT_TYPE, toProblem } from './problems.js'
+import { rootRoutes } from './root.js'
+import { scopes } from './scopes.js'
+import { TX_BODY_LIMIT, transactionRoutes } from './transactions.js'
+
+/**
+ * The Horizon-compatible API of the embedded ledger, mounted at /ledger: what stellar-sdk
+ * (and so pi-backend) calls to load an account, fetch the base fee and time bounds, submit a
+ * transaction and read it back. An encapsulated plugin: its errors are Horizon problems
+ * (application/problem+json), not the platform's `{error, error_message}`.
+ */
+export interface HorizonOptions {
+  ledger: LedgerService
+  clock: Clock
+  /** PLINTH_PUBLIC_URL: links are absolute, as Horizon's are. */
+  publicUrl: string
+  version: string
+  /** Wrong methods (405) and CORS preflights, answered for the ledger's paths too. */
+  routes: RouteTable
+}
+
+export async function horizonRoutes(app: FastifyInstance, options: HorizonOptions): Promise<void> {
+  const { ledger, clock, publicUrl, version } = options
+
+  // stellar-sdk takes the server's time from Horizon's Date header (fetchTimebounds): make it
+  // the platform clock's, so time bounds agree with the ledger after the sandbox moves time.
+  app.addHook('onSend', async (_request, reply) => {
+    reply.header('date', clock.now().toUTCString())
+  })
+
+  // stellar-sdk submits `tx=<base64>` as a form: this plugin reads forms on every route, bounded in size.
+  app.removeContentTypeParser('application/x-www-form-urlencoded')
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: TX_BODY_LIMIT }, (_request, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)))
+  })
+
+  const sendProblem = (reply: FastifyReply, body: HorizonProblem) => reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(body)
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const body = toProblem(error, (err) => request.log.error({ err }, 'unexpected error in the ledger API'))
+    if (body.status === 413 || body.status === 415) reply.header('connection', 'close')
+    return sendProblem(reply, body)
+  })
+  app.setNotFoundHandler((request, reply) => {
+    const unrouted = options.routes.unrouted(request)
+    if (unrouted?.kind === 'preflight') return reply.code(204).headers(unrouted.headers).send()
+    if (unrouted?.kind === 'method_not_allowed')
+      return sendProblem(reply.header('allow', unrouted.allow), problem('method_not_allowed', unrouted.message))
+    return sendProblem(reply, notFound().problem)
+  })
+
+  const ctx: HorizonContext = {
+    r: app.withTypeProvider<TypeBoxTypeProvider>(),
+    ledger,
+    clock,
+    links: horizonLinks(`${publicUrl}/ledger`),
+    scopes: scopes(ledger),
+    version,
+    tags: ['Ledger'],
+  }
+  rootRoutes(ctx)
+  accountRoutes(ctx)
+  transactionRoutes(ctx)
+  operationRoutes(ctx)
+  ledgerRoutes(ctx)
+}

@@ -1,0 +1,48 @@
+import { type Static, Type } from 'typebox'
+import { BASE_FEE_STROOPS } from '../ledger-rules.js'
+import type { LedgerSummary } from '../ledger-service.js'
+import { ledgerPagingToken } from '../paging-tokens.js'
+import { type HorizonLinks, isoSeconds, Links } from './links.js'
+
+/** The protocol version Horizon reports; Plinth implements the subset docs/ledger.md lists. */
+export const PROTOCOL_VERSION = 19
+
+export const LedgerRecord = Type.Object({
+  id: Type.String(),
+  paging_token: Type.String(),
+  hash: Type.String(),
+  sequence: Type.Integer(),
+  successful_transaction_count: Type.Integer(),
+  failed_transaction_count: Type.Integer(),
+  operation_count: Type.Integer(),
+  tx_set_operation_count: Type.Integer(),
+  closed_at: Type.String(),
+  base_fee_in_stroops: Type.Integer(),
+  base_reserve_in_stroops: Type.Integer(),
+  max_tx_set_size: Type.Integer(),
+  protocol_version: Type.Integer(),
+  _links: Links('self', 'transactions'),
+})
+export type LedgerRecordType = Static<typeof LedgerRecord>
+
+export function ledgerRecord(links: HorizonLinks, summary: LedgerSummary): LedgerRecordType {
+  return {
+    id: summary.hash,
+    paging_token: ledgerPagingToken(BigInt(summary.sequence)),
+    hash: summary.hash,
+    sequence: Number(summary.sequence),
+    successful_transaction_count: 1,
+    failed_transaction_count: 0,
+    operation_count: summary.operationCount,
+    tx_set_operation_count: summary.operationCount,
+    closed_at: isoSeconds(summary.closedAt),
+    base_fee_in_stroops: Number(BASE_FEE_STROOPS),
+    base_reserve_in_stroops: 0,
+    max_tx_set_size: 1,
+    protocol_version: PROTOCOL_VERSION,
+    _links: {
+      self: links.link(`/ledgers/${summary.sequence}`),
+      transactions: links.link(`/transactions?order=asc&cursor=${ledgerPagingToken(BigInt(summary.sequence))}&limit=1`),
+    },
+  }
+}

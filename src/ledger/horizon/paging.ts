@@ -1,0 +1,54 @@
+import { type Static, type TSchema, Type } from 'typebox'
+import { parseInt64Id } from '../../lib/integers.js'
+import { badParameter } from '../ledger-errors.js'
+import type { PageQuery } from '../ledger-service.js'
+import { Links } from './links.js'
+
+/** Paging tokens are TOIDs (int64 digits), or `now`: after the newest record. */
+const TOID_CURSOR = '^([0-9]{1,20}|now)$'
+
+export const PageQuerySchema = Type.Object({
+  order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, description: 'At most 200; default 10' })),
+  cursor: Type.Optional(Type.String({ pattern: TOID_CURSOR, description: 'A paging_token; the page starts after it' })),
+})
+export type PageQueryType = Static<typeof PageQuerySchema>
+
+export const pageOf = (query: PageQueryType): PageQuery => ({ order: query.order ?? 'asc', limit: query.limit ?? 10, cursor: query.cursor })
+
+export const Collection = <T extends TSchema>(record: T) =>
+  Type.Object({ _links: Links('self', 'next', 'prev'), _embedded: Type.Object({ records: Type.Array(record) }) })
+
+/** Horizon's collection envelope, with next/prev links that carry the paging tokens. */
+export function collectionEnvelope<T extends { paging_token: string }>(base: string, path: string, query: PageQuery, records: T[]) {
+  const href = (cursor: string | undefined, order: 'asc' | 'desc') =>
+    `${base}${path}?${new URLSearchParams({ ...(cursor === undefined ? {} : { cursor }), limit: String(query.limit), order }).toString()}`
+  const reverse = query.order === 'asc' ? 'desc' : 'asc'
+  return {
+    _links: {
+      self: { href: href(query.cursor, query.order) },
+      next: { href: href(records.at(-1)?.paging_token ?? query.cursor, query.order) },
+      prev: { href: href(records.at(0)?.paging_token ?? query.cursor, reverse) },
+    },
+    _embedded: { records },
+  }
+}
+
+/** The int64 a TOID cursor carries; a value out of range is Horizon's 400 on `cursor`. */
+export function toidCursor(cursor: string): bigint {
+  const value = parseInt64Id(cursor)
+  if (value === undefined) throw badParameter('cursor', 'a paging token (an integer from 0 to 2^63 − 1)')
+  return value
+}
+
+/** A page of records already in memory (the operations of one transaction), in TOID order. */
+export function pageInMemory<T extends { paging_token: string }>(records: T[], query: PageQuery): T[] {
+  const ordered = query.order === 'asc' ? records : [...records].reverse()
+  if (query.cursor === undefined) return ordered.slice(0, query.limit)
+  const cursor = toidCursor(query.cursor)
+  const after = ordered.filter((record) => {
+    const token = BigInt(record.paging_token)
+    return query.order === 'asc' ? token > cursor : token < cursor
+  })
+  return after.slice(0, query.limit)
+}

@@ -1,0 +1,63 @@
+import { type Static, Type } from 'typebox'
+import type { LedgerTransaction } from '../ledger-service.js'
+import { transactionPagingToken } from '../paging-tokens.js'
+import { type HorizonLinks, isoSeconds, Links } from './links.js'
+
+export const Stroops = Type.String({ description: 'Stroops (1 Pi = 10,000,000 stroops)', examples: ['100'] })
+
+export const TransactionRecord = Type.Object({
+  id: Type.String({ description: 'The transaction hash' }),
+  paging_token: Type.String(),
+  successful: Type.Boolean(),
+  hash: Type.String(),
+  ledger: Type.Integer(),
+  created_at: Type.String({ description: 'ISO 8601 UTC, whole seconds' }),
+  source_account: Type.String(),
+  source_account_sequence: Type.String(),
+  fee_account: Type.String(),
+  fee_charged: Stroops,
+  max_fee: Stroops,
+  operation_count: Type.Integer(),
+  envelope_xdr: Type.String(),
+  result_xdr: Type.String(),
+  result_meta_xdr: Type.String({ description: 'Always empty: Plinth keeps no ledger entry changes' }),
+  fee_meta_xdr: Type.String({ description: 'Always empty' }),
+  memo_type: Type.String(),
+  memo: Type.Optional(Type.String()),
+  _links: Links('self', 'account', 'ledger', 'operations', 'precedes', 'succeeds', 'transaction'),
+})
+export type TransactionRecordType = Static<typeof TransactionRecord>
+
+export function transactionRecord(links: HorizonLinks, tx: LedgerTransaction): TransactionRecordType {
+  const self = `/transactions/${tx.hash}`
+  const token = transactionPagingToken(BigInt(tx.ledger))
+  return {
+    id: tx.hash,
+    paging_token: token,
+    successful: true,
+    hash: tx.hash,
+    ledger: Number(tx.ledger),
+    created_at: isoSeconds(tx.createdAt),
+    source_account: tx.sourceAccount,
+    source_account_sequence: tx.sourceAccountSequence,
+    fee_account: tx.sourceAccount,
+    fee_charged: tx.feeCharged,
+    max_fee: tx.maxFee,
+    operation_count: tx.operationCount,
+    envelope_xdr: tx.envelopeXdr,
+    result_xdr: tx.resultXdr,
+    result_meta_xdr: '',
+    fee_meta_xdr: '',
+    memo_type: tx.memoType,
+    ...(tx.memo === null ? {} : { memo: tx.memo }),
+    _links: {
+      self: links.link(self),
+      account: links.link(`/accounts/${tx.sourceAccount}`),
+      ledger: links.link(`/ledgers/${tx.ledger}`),
+      operations: links.collection(`${self}/operations`),
+      precedes: links.link(`/transactions?order=asc&cursor=${token}`),
+      succeeds: links.link(`/transactions?order=desc&cursor=${token}`),
+      transaction: links.link(self),
+    },
+  }
+}
