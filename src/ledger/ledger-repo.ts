@@ -48,6 +48,22 @@ export interface Page {
   bound: bigint | undefined
 }
 
+/** A page of operations in (ledger, index) order. */
+export interface OperationPage {
+  order: 'asc' | 'desc'
+  limit: number
+  /** The (ledger, index) the page starts strictly after (ascending) or before (descending). */
+  after: readonly [ledger: bigint, index: bigint] | undefined
+}
+
+export interface OperationFilter {
+  account?: string
+  ledger?: string
+  transaction?: string
+  /** With `transaction`: one operation. */
+  index?: number
+}
+
 export interface Totals {
   total_balances: string
   total_funded: string
@@ -76,6 +92,20 @@ export function ledgerRepo(db: Kysely<DB>) {
         text('sequence').as('sequence'),
         text('last_modified_ledger').as('last_modified_ledger'),
         'created_at',
+      ])
+  const selectOperations = () =>
+    db
+      .selectFrom('ledger_operations as o')
+      .innerJoin('ledger_transactions as t', 't.hash', 'o.transaction_hash')
+      .select([
+        'o.transaction_hash',
+        text('t.ledger').as('ledger'),
+        'o.index',
+        'o.type',
+        'o.from',
+        'o.to',
+        text('o.amount').as('amount'),
+        'o.created_at',
       ])
   const transactionColumns = [
     't.hash',
@@ -214,27 +244,14 @@ export function ledgerRepo(db: Kysely<DB>) {
     },
 
     async findOperations(hash: string): Promise<OperationRow[]> {
-      return db
-        .selectFrom('ledger_operations as o')
-        .innerJoin('ledger_transactions as t', 't.hash', 'o.transaction_hash')
-        .select([
-          'o.transaction_hash',
-          text('t.ledger').as('ledger'),
-          'o.index',
-          'o.type',
-          'o.from',
-          'o.to',
-          text('o.amount').as('amount'),
-          'o.created_at',
-        ])
-        .where('o.transaction_hash', '=', hash)
-        .orderBy('o.index')
-        .execute()
+      return selectOperations().where('o.transaction_hash', '=', hash).orderBy('o.index').execute()
     },
 
-    /** Transactions in ledger order; with `account`, those it sent, or that paid it or were paid from it. */
-    async listTransactions(page: Page, account?: string): Promise<TransactionRow[]> {
+    /** Transactions in ledger order; with `account`, those it sent, or that paid it or were paid from it; with `ledger`, that ledger's. */
+    async listTransactions(page: Page, filter: { account?: string; ledger?: string } = {}): Promise<TransactionRow[]> {
+      const { account } = filter
       let query = db.selectFrom('ledger_transactions as t').select(transactionColumns)
+      if (filter.ledger !== undefined) query = query.where('t.ledger', '=', filter.ledger)
       if (account !== undefined) {
         query = query.where('t.hash', 'in', (eb) =>
           eb
@@ -247,6 +264,27 @@ export function ledgerRepo(db: Kysely<DB>) {
       }
       if (page.bound !== undefined) query = query.where('t.ledger', page.order === 'asc' ? '>=' : '<=', page.bound.toString())
       return query.orderBy('t.ledger', page.order).limit(page.limit).execute()
+    },
+
+    /**
+     * Operations in (ledger, index) order, strictly after (ascending) or before (descending)
+     * `page.after` when given; filtered by account (sender or receiver), ledger or transaction.
+     */
+    async listOperations(page: OperationPage, filter: OperationFilter): Promise<OperationRow[]> {
+      let query = selectOperations()
+      if (filter.account !== undefined) {
+        const account = filter.account
+        query = query.where((eb) => eb.or([eb('o.from', '=', account), eb('o.to', '=', account)]))
+      }
+      if (filter.ledger !== undefined) query = query.where('t.ledger', '=', filter.ledger)
+      if (filter.transaction !== undefined) query = query.where('o.transaction_hash', '=', filter.transaction)
+      if (filter.index !== undefined) query = query.where('o.index', '=', filter.index)
+      if (page.after !== undefined) {
+        const [ledger, index] = page.after
+        const op = page.order === 'asc' ? sql.raw('>') : sql.raw('<')
+        query = query.where(sql<boolean>`(t.ledger, o.index::bigint) ${op} (${ledger.toString()}::bigint, ${index.toString()}::bigint)`)
+      }
+      return query.orderBy('t.ledger', page.order).orderBy('o.index', page.order).limit(page.limit).execute()
     },
 
     async latestLedger(): Promise<{ ledger: string; closed_at: Date | null }> {

@@ -6,8 +6,9 @@ import { inTransaction } from '../db/transaction.js'
 import { sha256Hex } from '../lib/crypto.js'
 import { parseInt64Id } from '../lib/integers.js'
 import { AmountError, formatAmount, parseAmount, parseStoredAmount } from './amounts.js'
-import { badParameter, malformed, refused } from './ledger-errors.js'
-import { type AccountRow, ledgerRepo, type OperationRow, type Page, type TransactionRow } from './ledger-repo.js'
+import { badParameter, LedgerError, malformed, refused } from './ledger-errors.js'
+import { ledgerHistory, toOperation } from './ledger-history.js'
+import { type AccountRow, ledgerRepo, type Page, type TransactionRow } from './ledger-repo.js'
 import {
   type AccountState,
   applyToAccounts,
@@ -156,17 +157,6 @@ const toTransaction = (row: TransactionRow): LedgerTransaction => ({
   createdAt: row.created_at,
 })
 
-const toOperation = (row: OperationRow): LedgerOperation => ({
-  transactionHash: row.transaction_hash,
-  ledger: row.ledger,
-  index: row.index,
-  type: row.type,
-  from: row.from,
-  to: row.to,
-  amount: row.amount,
-  createdAt: row.created_at,
-})
-
 /** The ledger's own hash of a closed ledger: stable, and distinct from its transaction's hash. */
 const ledgerHash = (sequence: string, transactionHash: string): string => sha256Hex(`plinth-ledger:${sequence}:${transactionHash}`)
 
@@ -307,6 +297,8 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
   }
 
   return {
+    ...ledgerHistory(repo),
+
     /**
      * Creates the ledger account of a new wallet with its starting balance, recorded as a
      * funding; inside `trx` when given, so the wallet and its account commit together.
@@ -346,7 +338,20 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
     async submit(envelopeXdr: string, options: { afterApply?: OnTransactionApplied } = {}): Promise<SubmittedTransaction> {
       // Signatures are checked before the database transaction: no connection waits on crypto.
       const checked = check(envelopeXdr)
-      return inTransaction(db, (trx) => apply(trx, checked, options))
+      try {
+        return await inTransaction(db, (trx) => apply(trx, checked, options))
+      } catch (error) {
+        // A resubmission of an applied transaction (its sequence number is used: by itself) answers
+        // its earlier result, as Horizon does for a duplicate; concurrent resubmissions all end here.
+        if (error instanceof LedgerError && error.resultCodes?.transaction === 'tx_bad_seq') {
+          const earlier = await repo.findTransaction(checked.hash)
+          if (earlier !== undefined) {
+            const operations = (await repo.findOperations(checked.hash)).map(({ type, from, to, amount }) => ({ type, from, to, amount }))
+            return { ...toTransaction(earlier), operations }
+          }
+        }
+        throw error
+      }
     },
 
     /**
@@ -395,7 +400,12 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
 
     /** Transactions the account sent, or that paid it or were paid from it, in ledger order. */
     async listAccountTransactions(address: string, query: PageQuery): Promise<LedgerTransaction[]> {
-      return (await repo.listTransactions(page(query, 'transaction'), address)).map(toTransaction)
+      return (await repo.listTransactions(page(query, 'transaction'), { account: address })).map(toTransaction)
+    },
+
+    /** The transaction of one ledger (a page of at most one). */
+    async listLedgerTransactions(ledger: string, query: PageQuery): Promise<LedgerTransaction[]> {
+      return (await repo.listTransactions(page(query, 'transaction'), { ledger })).map(toTransaction)
     },
 
     async listLedgers(query: PageQuery): Promise<LedgerSummary[]> {

@@ -35,3 +35,18 @@ export function ledgerBound(cursor: bigint, order: 'asc' | 'desc', kind: 'transa
   if (order === 'asc') return floorDiv(relative, LEDGER_SHIFT) + 1n
   return -floorDiv(-relative, LEDGER_SHIFT) - 1n
 }
+
+/** Horizon's `cursor=now`: the largest TOID of the latest ledger (toid.AfterLedger), so an ascending page starts after everything. */
+export function afterLedgerToken(ledger: bigint): string {
+  return (ledger * LEDGER_SHIFT + LEDGER_SHIFT - 1n).toString()
+}
+
+/**
+ * The (ledger, index) bound of the operations strictly after (or before) the TOID `cursor`:
+ * an operation's TOID is ledger << 32 | 1 << 12 | index + 1, so comparing TOIDs is comparing
+ * (ledger, index) with (cursor's ledger, cursor's low bits − 4097). Any TOID works as a
+ * cursor, a transaction's or a ledger's too.
+ */
+export function operationBound(cursor: bigint): readonly [ledger: bigint, index: bigint] {
+  return [cursor / LEDGER_SHIFT, (cursor % LEDGER_SHIFT) - TRANSACTION_ORDER - 1n]
+}

@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox'
 import type { LedgerAccount } from '../ledger-service.js'
-import { type HorizonLinks, Links } from './links.js'
+import { type HorizonLinks, isoSeconds, Links } from './links.js'
 import { Amount } from './operation-record.js'
 
 export const AccountRecord = Type.Object({
@@ -31,11 +31,12 @@ export const AccountRecord = Type.Object({
   num_sponsoring: Type.Integer(),
   num_sponsored: Type.Integer(),
   // The `data` link is what makes stellar-sdk expose `data_attr`, which its memo-required check reads.
-  _links: Links('self', 'transactions', 'data'),
+  _links: Links('self', 'transactions', 'operations', 'payments', 'effects', 'offers', 'trades', 'data'),
 })
 export type AccountRecordType = Static<typeof AccountRecord>
 
-export function accountRecord(links: HorizonLinks, account: LedgerAccount): AccountRecordType {
+/** `lastModifiedTime`: the close time of last_modified_ledger (the account's opening for ledger 0). */
+export function accountRecord(links: HorizonLinks, account: LedgerAccount, lastModifiedTime: Date): AccountRecordType {
   const self = `/accounts/${account.address}`
   return {
     id: account.address,
@@ -44,7 +45,7 @@ export function accountRecord(links: HorizonLinks, account: LedgerAccount): Acco
     paging_token: account.address,
     subentry_count: 0,
     last_modified_ledger: Number(account.lastModifiedLedger),
-    last_modified_time: null,
+    last_modified_time: isoSeconds(lastModifiedTime),
     thresholds: { low_threshold: 0, med_threshold: 0, high_threshold: 0 },
     flags: { auth_required: false, auth_revocable: false, auth_immutable: false, auth_clawback_enabled: false },
     balances: [{ balance: account.balance, buying_liabilities: '0.0000000', selling_liabilities: '0.0000000', asset_type: 'native' }],
@@ -55,6 +56,12 @@ export function accountRecord(links: HorizonLinks, account: LedgerAccount): Acco
     _links: {
       self: links.link(self),
       transactions: links.collection(`${self}/transactions`),
+      operations: links.collection(`${self}/operations`),
+      payments: links.collection(`${self}/payments`),
+      effects: links.collection(`${self}/effects`),
+      // As Horizon links them; Plinth has no offers or trades (docs/ledger.md): these answer 404.
+      offers: links.collection(`${self}/offers`),
+      trades: links.collection(`${self}/trades`),
       data: links.templated(`${self}/data/{key}`),
     },
   }

@@ -5,7 +5,7 @@ import { problems } from './problems.js'
 import { AccountId } from './scopes.js'
 
 export function accountRoutes(ctx: HorizonContext): void {
-  const { r, links, scopes, tags } = ctx
+  const { r, ledger, links, scopes, tags } = ctx
   r.get(
     '/accounts/:account_id',
     {
@@ -17,6 +17,10 @@ export function accountRoutes(ctx: HorizonContext): void {
         response: { 200: AccountRecord, ...problems(404) },
       },
     },
-    async (request) => accountRecord(links, await scopes.account(request.params.account_id)),
+    async (request) => {
+      const account = await scopes.account(request.params.account_id)
+      const modified = account.lastModifiedLedger === '0' ? undefined : await ledger.getLedger(account.lastModifiedLedger)
+      return accountRecord(links, account, modified?.closedAt ?? account.createdAt)
+    },
   )
 }

@@ -1,7 +1,8 @@
 import type { Static, TObject, TSchema } from 'typebox'
 import type { PageQuery } from '../ledger-service.js'
+import { afterLedgerToken } from '../paging-tokens.js'
 import type { HorizonContext } from './context.js'
-import { Collection, collectionEnvelope, PageQuerySchema, type PageQueryType, pageOf } from './paging.js'
+import { Collection, collectionEnvelope, type EffectPageQuerySchema, PageQuerySchema, type PageQueryType, pageOf } from './paging.js'
 import { problems } from './problems.js'
 
 export interface CollectionSpec<P extends TObject, S, R extends TSchema> {
@@ -12,7 +13,7 @@ export interface CollectionSpec<P extends TObject, S, R extends TSchema> {
   params?: P
   record: R
   /** The query's schema; Horizon's `?cursor&limit&order` unless a collection pages by other tokens (effects). */
-  querystring?: typeof PageQuerySchema
+  querystring?: typeof PageQuerySchema | typeof EffectPageQuerySchema
   /** Finds what the collection belongs to (an account, a transaction…), throwing notFound() if it does not exist. */
   resolve: (params: Static<P>) => Promise<S>
   /**
@@ -47,6 +48,8 @@ export function collectionRoute<P extends TObject, S, R extends TSchema>(ctx: Ho
       const params = (request.params ?? {}) as Static<P>
       const scope = await spec.resolve(params)
       const query = pageOf(request.query as PageQueryType)
+      // Horizon's `now`: after the newest ledger's last possible record (toid.AfterLedger); the links carry that token.
+      if (query.cursor === 'now') query.cursor = afterLedgerToken(BigInt((await ctx.ledger.latestLedger()).sequence))
       const records = await spec.list(scope, query)
       return collectionEnvelope(ctx.links.base, pathOf(spec.url, params as Record<string, unknown>), query, records)
     },

@@ -6,6 +6,7 @@ import { type HorizonProblem, notFound, problem } from '../ledger-errors.js'
 import type { LedgerService } from '../ledger-service.js'
 import { accountRoutes } from './accounts.js'
 import type { HorizonContext } from './context.js'
+import { effectRoutes } from './effects.js'
 import { ledgerRoutes } from './ledgers.js'
 import { horizonLinks } from './links.js'
 import { operationRoutes } from './operations.js'
@@ -72,5 +73,6 @@ export async function horizonRoutes(app: FastifyInstance, options: HorizonOption
   accountRoutes(ctx)
   transactionRoutes(ctx)
   operationRoutes(ctx)
+  effectRoutes(ctx)
   ledgerRoutes(ctx)
 }

@@ -21,7 +21,7 @@ export const LedgerRecord = Type.Object({
   base_reserve_in_stroops: Type.Integer(),
   max_tx_set_size: Type.Integer(),
   protocol_version: Type.Integer(),
-  _links: Links('self', 'transactions'),
+  _links: Links('self', 'transactions', 'operations', 'payments', 'effects'),
 })
 export type LedgerRecordType = Static<typeof LedgerRecord>
 
@@ -42,7 +42,10 @@ export function ledgerRecord(links: HorizonLinks, summary: LedgerSummary): Ledge
     protocol_version: PROTOCOL_VERSION,
     _links: {
       self: links.link(`/ledgers/${summary.sequence}`),
-      transactions: links.link(`/transactions?order=asc&cursor=${ledgerPagingToken(BigInt(summary.sequence))}&limit=1`),
+      transactions: links.collection(`/ledgers/${summary.sequence}/transactions`),
+      operations: links.collection(`/ledgers/${summary.sequence}/operations`),
+      payments: links.collection(`/ledgers/${summary.sequence}/payments`),
+      effects: links.collection(`/ledgers/${summary.sequence}/effects`),
     },
   }
 }

@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox'
 import type { LedgerOperation } from '../ledger-service.js'
-import { operationPagingToken, transactionPagingToken } from '../paging-tokens.js'
+import { operationPagingToken } from '../paging-tokens.js'
 import { type HorizonLinks, isoSeconds, Links } from './links.js'
 
 export const Amount = Type.String({ description: 'Pi with 7 decimal places, as Horizon writes amounts', examples: ['1.5000000'] })
@@ -18,7 +18,7 @@ export const OperationRecord = Type.Object({
   from: Type.String(),
   to: Type.String(),
   amount: Amount,
-  _links: Links('self', 'transaction', 'precedes', 'succeeds'),
+  _links: Links('self', 'transaction', 'effects', 'succeeds', 'precedes'),
 })
 export type OperationRecordType = Static<typeof OperationRecord>
 
@@ -37,11 +37,13 @@ export function operationRecord(links: HorizonLinks, op: LedgerOperation): Opera
     from: op.from,
     to: op.to,
     amount: op.amount,
+    // As Horizon: succeeds and precedes page the effects around this operation.
     _links: {
-      self: links.link(`/transactions/${op.transactionHash}/operations`),
+      self: links.link(`/operations/${id}`),
       transaction: links.link(`/transactions/${op.transactionHash}`),
-      precedes: links.link(`/transactions?order=asc&cursor=${transactionPagingToken(BigInt(op.ledger))}`),
-      succeeds: links.link(`/transactions?order=desc&cursor=${transactionPagingToken(BigInt(op.ledger))}`),
+      effects: links.collection(`/operations/${id}/effects`),
+      succeeds: links.link(`/effects?order=desc&cursor=${id}`),
+      precedes: links.link(`/effects?order=asc&cursor=${id}`),
     },
   }
 }

@@ -1,6 +1,4 @@
 import { type Static, type TSchema, Type } from 'typebox'
-import { parseInt64Id } from '../../lib/integers.js'
-import { badParameter } from '../ledger-errors.js'
 import type { PageQuery } from '../ledger-service.js'
 import { Links } from './links.js'
 
@@ -13,6 +11,14 @@ export const PageQuerySchema = Type.Object({
   cursor: Type.Optional(Type.String({ pattern: TOID_CURSOR, description: 'A paging_token; the page starts after it' })),
 })
 export type PageQueryType = Static<typeof PageQuerySchema>
+
+/** Effects page by "<operation TOID>-<order>" (or a TOID alone, or `now`). */
+export const EffectPageQuerySchema = Type.Object({
+  ...PageQuerySchema.properties,
+  cursor: Type.Optional(
+    Type.String({ pattern: '^([0-9]{1,20}(-[0-9]{1,20})?|now)$', description: 'An effect paging_token; the page starts after it' }),
+  ),
+})
 
 export const pageOf = (query: PageQueryType): PageQuery => ({ order: query.order ?? 'asc', limit: query.limit ?? 10, cursor: query.cursor })
 
@@ -32,23 +38,4 @@ export function collectionEnvelope<T extends { paging_token: string }>(base: str
     },
     _embedded: { records },
   }
-}
-
-/** The int64 a TOID cursor carries; a value out of range is Horizon's 400 on `cursor`. */
-export function toidCursor(cursor: string): bigint {
-  const value = parseInt64Id(cursor)
-  if (value === undefined) throw badParameter('cursor', 'a paging token (an integer from 0 to 2^63 − 1)')
-  return value
-}
-
-/** A page of records already in memory (the operations of one transaction), in TOID order. */
-export function pageInMemory<T extends { paging_token: string }>(records: T[], query: PageQuery): T[] {
-  const ordered = query.order === 'asc' ? records : [...records].reverse()
-  if (query.cursor === undefined) return ordered.slice(0, query.limit)
-  const cursor = toidCursor(query.cursor)
-  const after = ordered.filter((record) => {
-    const token = BigInt(record.paging_token)
-    return query.order === 'asc' ? token > cursor : token < cursor
-  })
-  return after.slice(0, query.limit)
 }

@@ -1,3 +1,4 @@
+import { Transaction } from '@stellar/stellar-base'
 import { type Static, Type } from 'typebox'
 import type { LedgerTransaction } from '../ledger-service.js'
 import { transactionPagingToken } from '../paging-tokens.js'
@@ -24,9 +25,35 @@ export const TransactionRecord = Type.Object({
   fee_meta_xdr: Type.String({ description: 'Always empty' }),
   memo_type: Type.String(),
   memo: Type.Optional(Type.String()),
-  _links: Links('self', 'account', 'ledger', 'operations', 'precedes', 'succeeds', 'transaction'),
+  memo_bytes: Type.Optional(Type.String({ description: 'A text memo in base64' })),
+  signatures: Type.Array(Type.String({ description: 'Base64 signature' })),
+  valid_after: Type.Optional(Type.String({ description: 'ISO 8601: the time bounds’ min_time' })),
+  valid_before: Type.Optional(Type.String({ description: 'ISO 8601: the time bounds’ max_time, when set' })),
+  preconditions: Type.Optional(
+    Type.Object({ timebounds: Type.Object({ min_time: Type.String(), max_time: Type.Optional(Type.String()) }) }),
+  ),
+  _links: Links('self', 'account', 'ledger', 'operations', 'effects', 'precedes', 'succeeds', 'transaction'),
 })
 export type TransactionRecordType = Static<typeof TransactionRecord>
+
+/** What the record shows of the stored envelope: signatures and time bounds (the envelope was valid when applied). */
+function fromEnvelope(tx: LedgerTransaction) {
+  const decoded = new Transaction(tx.envelopeXdr, tx.network)
+  const bounds = decoded.timeBounds
+  const iso = (seconds: string) => isoSeconds(new Date(Number(seconds) * 1000))
+  const maxTime = bounds === undefined || bounds.maxTime === '0' ? undefined : bounds.maxTime
+  return {
+    signatures: decoded.signatures.map((signature) => signature.signature().toString('base64')),
+    ...(tx.memoType === 'text' && tx.memo !== null ? { memo_bytes: Buffer.from(tx.memo, 'utf8').toString('base64') } : {}),
+    ...(bounds === undefined
+      ? {}
+      : {
+          valid_after: iso(bounds.minTime),
+          ...(maxTime === undefined ? {} : { valid_before: iso(maxTime) }),
+          preconditions: { timebounds: { min_time: bounds.minTime, ...(maxTime === undefined ? {} : { max_time: maxTime }) } },
+        }),
+  }
+}
 
 export function transactionRecord(links: HorizonLinks, tx: LedgerTransaction): TransactionRecordType {
   const self = `/transactions/${tx.hash}`
@@ -50,11 +77,13 @@ export function transactionRecord(links: HorizonLinks, tx: LedgerTransaction): T
     fee_meta_xdr: '',
     memo_type: tx.memoType,
     ...(tx.memo === null ? {} : { memo: tx.memo }),
+    ...fromEnvelope(tx),
     _links: {
       self: links.link(self),
       account: links.link(`/accounts/${tx.sourceAccount}`),
       ledger: links.link(`/ledgers/${tx.ledger}`),
       operations: links.collection(`${self}/operations`),
+      effects: links.collection(`${self}/effects`),
       precedes: links.link(`/transactions?order=asc&cursor=${token}`),
       succeeds: links.link(`/transactions?order=desc&cursor=${token}`),
       transaction: links.link(self),

@@ -2,7 +2,7 @@ import { Type } from 'typebox'
 import { collectionRoute } from './collections.js'
 import type { HorizonContext } from './context.js'
 import { problems } from './problems.js'
-import { AccountId, TxHash } from './scopes.js'
+import { AccountId, LedgerSequence, TxHash } from './scopes.js'
 import { TransactionRecord, transactionRecord } from './transaction-record.js'
 
 /** Base64 of Stellar's largest envelope (100 KB of XDR) fits comfortably. */
@@ -63,5 +63,15 @@ export function transactionRoutes(ctx: HorizonContext): void {
     record: TransactionRecord,
     resolve: (params) => scopes.account(params.account_id),
     list: async (account, page) => (await ledger.listAccountTransactions(account.address, page)).map((tx) => transactionRecord(links, tx)),
+  })
+
+  collectionRoute(ctx, {
+    url: '/ledgers/:sequence/transactions',
+    operationId: 'horizonListLedgerTransactions',
+    summary: "A ledger's transactions (always one)",
+    params: Type.Object({ sequence: LedgerSequence }),
+    record: TransactionRecord,
+    resolve: (params) => scopes.ledger(params.sequence),
+    list: async (summary, page) => (await ledger.listLedgerTransactions(summary.sequence, page)).map((tx) => transactionRecord(links, tx)),
   })
 }
