@@ -9,8 +9,9 @@ import { adsRoutes, adsSandboxRoutes } from './ads/ads-routes.js'
 import { adsServiceFactory } from './ads/ads-service.js'
 import { appsServiceFactory } from './apps/apps-service.js'
 import type { PlatformClock } from './clock/clock.js'
-import type { Config } from './config.js'
+import { type Config, type StreamLimits, streamLimits } from './config.js'
 import { consoleRoutes } from './console/console-routes.js'
+import type { Listen } from './db/database.js'
 import type { DB } from './db/schema.js'
 import { registerAuth } from './http/auth.js'
 import { registerBodyParsers } from './http/body-parsers.js'
@@ -24,9 +25,11 @@ import { createCredentialCache } from './identity/credential-cache.js'
 import { identityServiceFactory } from './identity/identity-service.js'
 import { meRoutes } from './identity/me-routes.js'
 import { horizonRoutes } from './ledger/horizon/index.js'
+import { streamHub } from './ledger/horizon/streaming.js'
 import { problem } from './ledger/ledger-errors.js'
 import { ledgerSandboxRoutes } from './ledger/ledger-sandbox-routes.js'
 import { ledgerServiceFactory } from './ledger/ledger-service.js'
+import { ledgerTip } from './ledger/ledger-tip.js'
 import { ledgerWallets } from './ledger/wallets.js'
 import { notificationsRoutes, notificationsSandboxRoutes } from './notifications/notifications-routes.js'
 import { notificationsServiceFactory } from './notifications/notifications-service.js'
@@ -124,11 +127,13 @@ export interface AppDeps {
     | 'adVerdictDelaySeconds'
     | 'rateLimitKeyPerMinute'
     | 'rateLimitTokenPerMinute'
-  >
+  > & { streams?: StreamLimits }
   /** Encrypts wallet seeds held by the platform. */
   secretKey: Buffer
   /** Readiness probe of the database. */
   ping: () => Promise<void>
+  /** PostgreSQL's LISTEN (Database.listen): ledger streams learn of other processes' transactions through it. */
+  listen?: Listen | undefined
   /** Where log lines go (standard output when absent). */
   logStream?: { write(line: string): void }
   /** The rate limits' clock, in milliseconds (a monotonic clock when absent): tests move it. */
@@ -205,7 +210,33 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // The ledger calls payments back inside the transaction that applies a ledger transaction,
   // so a payment's link commits with the transaction that pays it (or the transaction is refused).
-  const ledger = ledgerServiceFactory({ db, clock, onTransactionApplied: linkPayments(() => payments) })
+  // Every applied ledger is announced (NOTIFY at commit on PostgreSQL): event streams on any process wake on it.
+  const tip = ledgerTip({
+    latest: async () => BigInt((await ledger.latestLedger()).sequence),
+    listen: deps.listen,
+    pollMs: (config.streams ?? streamLimits()).pollMs,
+    onError: (error) => app.log.warn({ err: error }, 'could not follow the ledger tip'),
+  })
+  const link = linkPayments(() => payments)
+  const ledger = ledgerServiceFactory({
+    db,
+    clock,
+    onTransactionApplied: async (trx, applied) => {
+      await link(trx, applied)
+      await tip.announce(trx, applied.ledger)
+    },
+  })
+  const streams = streamHub({
+    tip,
+    limits: config.streams ?? streamLimits(),
+    latestLedger: async () => BigInt((await ledger.latestLedger()).sequence),
+    log: app.log,
+  })
+  // Open streams end first (with Horizon's `close`, so clients reconnect elsewhere): a stop never waits on them.
+  app.addHook('preClose', async () => streams.closeAll())
+  app.addHook('onClose', async () => tip.close())
+  // Read by tests (every stream freed) and by /metrics.
+  app.decorate('ledgerStreams', { usage: () => ({ ...streams.usage(), tip: tip.usage() }) })
   const wallets = ledgerWallets(ledger)
   // Verified credentials are cached per process; a revocation is dropped at once here (forget, after
   // its transaction committed) and within a second on every process (the feed).
@@ -256,7 +287,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   adsRoutes(app, { ads })
   notificationsRoutes(app, { notifications })
   sdkRoutes(app)
-  await app.register(horizonRoutes, { prefix: '/ledger', routes, ledger, clock, publicUrl: config.publicUrl, version: VERSION })
+  await app.register(horizonRoutes, { prefix: '/ledger', routes, ledger, clock, publicUrl: config.publicUrl, version: VERSION, streams })
   if (config.mode === 'sandbox') {
     const resetClock = clockResetFactory({
       db,

@@ -30,6 +30,22 @@ export interface Config {
   rateLimitKeyPerMinute: number
   /** Requests a minute one access token may make, in each process; 0 turns the limit off. */
   rateLimitTokenPerMinute: number
+  /** Bounds of the ledger's event streams (docs/ledger.md, "Streaming"). */
+  streams: StreamLimits
+}
+
+/** Bounds of the ledger's Server-Sent Events streams, per process. */
+export interface StreamLimits {
+  /** Open streams in this process; past it, 503 service_unavailable. */
+  maxOpen: number
+  /** Open streams of one client address in this process; past it, 429 rate_limit_exceeded. */
+  maxPerClient: number
+  /** Seconds between heartbeats (an SSE comment) on a stream with nothing to send. */
+  heartbeatSeconds: number
+  /** Seconds a stream may stay open; it then ends with Horizon's `close` event and the client reconnects. */
+  maxLifetimeSeconds: number
+  /** Milliseconds between reads of the newest ledger while streams are open: a lost notification delays by at most this. */
+  pollMs: number
 }
 
 export class ConfigError extends Error {
@@ -62,6 +78,17 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
 function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const raw = env[name]
   return raw === undefined || raw === '' ? undefined : raw
+}
+
+/** The streams' bounds from PLINTH_STREAM_* (the defaults when unset). */
+export function streamLimits(env: NodeJS.ProcessEnv = {}): StreamLimits {
+  return {
+    maxOpen: integer(env, 'PLINTH_STREAM_MAX_OPEN', 1_000, 0, 100_000),
+    maxPerClient: integer(env, 'PLINTH_STREAM_MAX_PER_CLIENT', 20, 0, 100_000),
+    heartbeatSeconds: integer(env, 'PLINTH_STREAM_HEARTBEAT_SECONDS', 10, 1, 300),
+    maxLifetimeSeconds: integer(env, 'PLINTH_STREAM_MAX_LIFETIME_SECONDS', 3_600, 1, 86_400),
+    pollMs: integer(env, 'PLINTH_STREAM_POLL_MS', 1_000, 50, 60_000),
+  }
 }
 
 /**
@@ -152,5 +179,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     adVerdictDelaySeconds: integer(env, 'PLINTH_AD_VERDICT_DELAY_SECONDS', 0, 0, 3600),
     rateLimitKeyPerMinute: integer(env, 'PLINTH_RATE_LIMIT_KEY_PER_MINUTE', 60_000, 0, 1_000_000_000),
     rateLimitTokenPerMinute: integer(env, 'PLINTH_RATE_LIMIT_TOKEN_PER_MINUTE', 1_200, 0, 1_000_000_000),
+    streams: streamLimits(env),
   }
 }

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import { ensurePGliteDatabase, lockDataDir } from './data-dir.js'
+import { type ListenHandlers, listenOn } from './listener.js'
 import { migrateToLatest } from './migrate.js'
 import { PGliteDialect } from './pglite-dialect.js'
 import type { DB } from './schema.js'
@@ -14,7 +15,15 @@ export interface Database {
   /** Resolves when a trivial query round-trips. */
   ping(): Promise<void>
   close(): Promise<void>
+  /**
+   * PostgreSQL only: LISTEN, on one dedicated connection that reconnects, to the channel that
+   * `channelSql` names (evaluated in this database's schema). Absent on PGlite, which is one
+   * process: a signal within the process serves there.
+   */
+  listen?: Listen
 }
+
+export type Listen = (channelSql: string, handlers: ListenHandlers) => { close(): Promise<void> }
 
 export interface DatabaseOptions {
   /** PostgreSQL server URL; when absent, the embedded database is used. */
@@ -90,7 +99,8 @@ async function openPostgres(options: DatabaseOptions): Promise<Database> {
     ...(schema === undefined ? {} : { options: `-c search_path="${schema}"` }),
   })
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
-  return wrap(db, 'postgres')
+  const listen: Listen = (channelSql, handlers) => listenOn({ connectionString: databaseUrl, schema }, channelSql, handlers)
+  return { ...wrap(db, 'postgres'), listen }
 }
 
 /** How many distinct statements one pool names (prepares once per connection); any beyond run unnamed. */

@@ -10,7 +10,9 @@ const PROBLEMS = {
   method_not_allowed: { title: 'Method Not Allowed', status: 405 },
   payload_too_large: { title: 'Payload Too Large', status: 413 },
   unsupported_media_type: { title: 'Unsupported Media Type', status: 415 },
+  rate_limit_exceeded: { title: 'Rate Limit Exceeded', status: 429 },
   server_error: { title: 'Internal Server Error', status: 500 },
+  service_unavailable: { title: 'Service Unavailable', status: 503 },
 } as const
 
 export type ProblemKind = keyof typeof PROBLEMS

@@ -5,6 +5,7 @@ import pg from 'pg'
 import { type AppDeps, buildApp } from '../../src/app.js'
 import { createPlatformClock, type PlatformClock } from '../../src/clock/clock.js'
 import { clockRepo } from '../../src/clock/clock-repo.js'
+import type { StreamLimits } from '../../src/config.js'
 import { openDatabase } from '../../src/db/database.js'
 import type { DB } from '../../src/db/schema.js'
 
@@ -39,6 +40,8 @@ export interface PlatformOptions {
    * Off (0) unless given, so that tests making many requests are not throttled.
    */
   rateLimits?: { keyPerMinute: number; tokenPerMinute: number; now?: () => number }
+  /** The ledger streams' bounds (the defaults when absent). */
+  streams?: StreamLimits
 }
 
 /**
@@ -63,6 +66,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Test
     clock,
     secretKey,
     ping: database.ping,
+    listen: database.listen,
     config: {
       mode: options.mode ?? 'sandbox',
       adminToken: options.adminToken,
@@ -73,6 +77,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Test
       adVerdictDelaySeconds: 2,
       rateLimitKeyPerMinute: options.rateLimits?.keyPerMinute ?? 0,
       rateLimitTokenPerMinute: options.rateLimits?.tokenPerMinute ?? 0,
+      ...(options.streams === undefined ? {} : { streams: options.streams }),
     },
     ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
     ...(options.rateLimits?.now === undefined ? {} : { rateLimitNow: options.rateLimits.now }),

@@ -4,6 +4,7 @@ import { afterLedgerToken } from '../paging-tokens.js'
 import type { HorizonContext } from './context.js'
 import { Collection, collectionEnvelope, type EffectPageQuerySchema, PageQuerySchema, type PageQueryType, pageOf } from './paging.js'
 import { problems } from './problems.js'
+import { acceptsEventStream } from './streaming.js'
 
 export interface CollectionSpec<P extends TObject, S, R extends TSchema> {
   /** Fastify's path, relative to /ledger: '/accounts/:account_id/payments'. */
@@ -32,7 +33,12 @@ function pathOf(url: string, params: Record<string, unknown>): string {
 /** Declares one Horizon collection: reads the page query, resolves the scope (404s), lists and wraps the page. */
 export function collectionRoute<P extends TObject, S, R extends TSchema>(ctx: HorizonContext, spec: CollectionSpec<P, S, R>): void {
   // Typed as plain schemas: the records' type is checked where `list` is written, not through Fastify's generics.
-  const response: Record<number, TSchema> = { 200: Collection(spec.record), ...problems(...(spec.params === undefined ? [] : [404])) }
+  const response: Record<number, TSchema> = {
+    200: Collection(spec.record),
+    ...problems(...(spec.params === undefined ? [] : [404]), 429, 503),
+  }
+  const querystring = spec.querystring ?? PageQuerySchema
+  const cursorPattern = new RegExp((querystring.properties.cursor as { pattern?: string }).pattern ?? '^$')
   ctx.r.route({
     method: 'GET',
     url: spec.url,
@@ -41,13 +47,18 @@ export function collectionRoute<P extends TObject, S, R extends TSchema>(ctx: Ho
       operationId: spec.operationId,
       summary: spec.summary,
       ...(spec.params === undefined ? {} : { params: spec.params }),
-      querystring: spec.querystring ?? PageQuerySchema,
+      querystring,
       response,
     },
-    handler: async (request) => {
+    handler: async (request, reply) => {
       const params = (request.params ?? {}) as Static<P>
       const scope = await spec.resolve(params)
       const query = pageOf(request.query as PageQueryType)
+      // `Accept: text/event-stream`: the same records, as Horizon's Server-Sent Events (streaming.ts).
+      if (acceptsEventStream(request)) {
+        const serialize = reply.compileSerializationSchema(spec.record as Record<string, unknown>) as (record: Static<R>) => string
+        return ctx.streams.serve(request, reply, query, { list: (page) => spec.list(scope, page), serialize, cursorPattern })
+      }
       // Horizon's `now`: after the newest ledger's last possible record (toid.AfterLedger); the links carry that token.
       if (query.cursor === 'now') query.cursor = afterLedgerToken(BigInt((await ctx.ledger.latestLedger()).sequence))
       const records = await spec.list(scope, query)

@@ -4,6 +4,7 @@ import type { Clock } from '../../clock/clock.js'
 import type { LedgerService } from '../ledger-service.js'
 import type { HorizonLinks } from './links.js'
 import type { Scopes } from './scopes.js'
+import type { StreamHub } from './streaming.js'
 
 export type HorizonRouter = FastifyInstance<
   RawServerDefault,
@@ -20,6 +21,8 @@ export interface HorizonContext {
   clock: Clock
   links: HorizonLinks
   scopes: Scopes
+  /** Every collection streams through it when asked for text/event-stream. */
+  streams: StreamHub
   version: string
   tags: string[]
 }

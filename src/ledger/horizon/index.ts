@@ -13,6 +13,7 @@ import { operationRoutes } from './operations.js'
 import { PROBLEM_CONTENT_TYPE, toProblem } from './problems.js'
 import { rootRoutes } from './root.js'
 import { scopes } from './scopes.js'
+import type { StreamHub } from './streaming.js'
 import { TX_BODY_LIMIT, transactionRoutes } from './transactions.js'
 
 /**
@@ -29,6 +30,8 @@ export interface HorizonOptions {
   version: string
   /** Wrong methods (405) and CORS preflights, answered for the ledger's paths too. */
   routes: RouteTable
+  /** The open event streams of this process (streaming.ts). */
+  streams: StreamHub
 }
 
 export async function horizonRoutes(app: FastifyInstance, options: HorizonOptions): Promise<void> {
@@ -66,6 +69,7 @@ export async function horizonRoutes(app: FastifyInstance, options: HorizonOption
     clock,
     links: horizonLinks(`${publicUrl}/ledger`),
     scopes: scopes(ledger),
+    streams: options.streams,
     version,
     tags: ['Ledger'],
   }
