@@ -1,0 +1,182 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { Asset, Horizon, Keypair, Operation, TransactionBuilder } from '@stellar/stellar-sdk'
+import { pay } from '../helpers/ledger.js'
+import { sleep } from '../helpers/server-process.js'
+import { type ClientPlatform, startClientPlatform } from './client-platform.js'
+
+/**
+ * stellar-sdk 17's CallBuilder.stream() against a real Plinth process: what a wallet does to
+ * watch an account. Every payment made while a stream is open arrives exactly once, in order,
+ * across the SDK's own reconnects (after Horizon's `close`, and after its idle timeout), and the
+ * close function it returns stops it.
+ */
+interface Streamed {
+  paging_token: string
+  [field: string]: unknown
+}
+
+/** A running stream: what it delivered and what went wrong. */
+function watch(builder: { stream(options: object): () => void }, options: { reconnectTimeout?: number } = {}) {
+  const messages: Streamed[] = []
+  const errors: unknown[] = []
+  const close = builder.stream({
+    ...options,
+    onmessage: (record: Streamed) => messages.push(record),
+    onerror: (error: unknown) => errors.push(error),
+  })
+  return {
+    messages,
+    errors,
+    close,
+    async count(n: number): Promise<Streamed[]> {
+      for (let i = 0; i < 1000 && messages.length < n; i++) await sleep(20)
+      assert.ok(messages.length >= n, `${messages.length} of ${n} messages; errors: ${errors.map(String).join('; ')}`)
+      return messages
+    },
+  }
+}
+
+function assertOnceInOrder(records: Streamed[]): void {
+  const tokens = records.map((record) => BigInt(record.paging_token))
+  assert.equal(new Set(tokens).size, tokens.length, 'no record twice')
+  for (let i = 1; i < tokens.length; i++) assert.ok((tokens[i] ?? 0n) > (tokens[i - 1] ?? 0n), 'in paging-token order')
+}
+
+describe('stellar-sdk Horizon.Server streams against a real Plinth process', () => {
+  let platform: ClientPlatform
+  let server: Horizon.Server
+  let sender: Keypair
+  let receiver: Keypair
+
+  async function funded(): Promise<Keypair> {
+    const key = Keypair.random()
+    const response = await platform.node.inject({
+      method: 'POST',
+      url: '/sandbox/ledger/fund',
+      payload: { address: key.publicKey(), amount: '1000' },
+    })
+    assert.equal(response.statusCode, 200, response.body)
+    return key
+  }
+
+  /** A payment built with stellar-sdk and submitted through it. */
+  async function sdkPay(amount: string): Promise<string> {
+    const account = await server.loadAccount(sender.publicKey())
+    const tx = new TransactionBuilder(account, { fee: '100', networkPassphrase: 'Pi Testnet' })
+      .addOperation(Operation.payment({ destination: receiver.publicKey(), asset: Asset.native(), amount }))
+      .setTimeout(120)
+      .build()
+    tx.sign(sender)
+    return (await server.submitTransaction(tx)).hash
+  }
+
+  /** A payment signed with stellar-base and posted as a form, as a backend without stellar-sdk does. */
+  const basePay = (amount: string) => pay(platform.node, { seed: sender.secret(), to: receiver.publicKey(), amount })
+
+  before(async () => {
+    platform = await startClientPlatform()
+    server = new Horizon.Server(`${platform.base}/ledger`, { allowHttp: true })
+    sender = await funded()
+    receiver = await funded()
+    await basePay('1')
+  })
+  after(() => platform.close())
+
+  it("payments().forAccount().cursor('now').stream(): each new payment once, in order; close() stops it", async () => {
+    const stream = watch(server.payments().forAccount(receiver.publicKey()).cursor('now'))
+    const control = watch(server.payments().forAccount(receiver.publicKey()).cursor('now'))
+    await sleep(200)
+    const hashes = [await sdkPay('1.5'), await basePay('2.5'), await sdkPay('3.5')]
+    const got = await stream.count(3)
+    assert.deepEqual(
+      got.map((p) => p.transaction_hash),
+      hashes,
+    )
+    assert.deepEqual(
+      got.map((p) => p.amount),
+      ['1.5000000', '2.5000000', '3.5000000'],
+    )
+    assert.ok(got.every((p) => p.type === 'payment' && p.to === receiver.publicKey()))
+    assertOnceInOrder(got)
+
+    stream.close()
+    const later = await basePay('4.5')
+    const seen = await control.count(4)
+    assert.equal(seen[3]?.transaction_hash, later, 'an open stream got the later payment')
+    await sleep(300)
+    assert.equal(stream.messages.length, 3, 'the closed stream got nothing more')
+    control.close()
+    assert.deepEqual(stream.errors, [])
+    assert.deepEqual(control.errors, [])
+  })
+
+  it("transactions().cursor('now').stream() and operations().cursor('now').stream()", async () => {
+    const transactions = watch(server.transactions().cursor('now'))
+    const operations = watch(server.operations().cursor('now'))
+    await sleep(200)
+    const hashes = [await sdkPay('0.1'), await basePay('0.2')]
+    const txs = await transactions.count(2)
+    assert.deepEqual(
+      txs.map((tx) => tx.hash),
+      hashes,
+    )
+    assertOnceInOrder(txs)
+    const ops = await operations.count(2)
+    assert.deepEqual(
+      ops.map((op) => op.transaction_hash),
+      hashes,
+    )
+    assertOnceInOrder(ops)
+    transactions.close()
+    operations.close()
+    assert.deepEqual([...transactions.errors, ...operations.errors], [])
+  })
+
+  it('ledgers().stream() from the start, then each new ledger', async () => {
+    const all = (await server.ledgers().limit(200).call()).records
+    const stream = watch(server.ledgers().limit(200))
+    const backlog = await stream.count(all.length)
+    assert.deepEqual(
+      backlog.map((ledger) => ledger.sequence),
+      all.map((ledger) => ledger.sequence),
+    )
+    const hash = await basePay('0.3')
+    const tx = await server.transactions().transaction(hash).call()
+    const [next] = (await stream.count(all.length + 1)).slice(all.length)
+    assert.equal(next?.sequence, tx.ledger_attr)
+    assertOnceInOrder(stream.messages)
+    stream.close()
+  })
+
+  it("effects().forAccount().cursor('now').stream(): the receiver's account_credited", async () => {
+    const stream = watch(server.effects().forAccount(receiver.publicKey()).cursor('now'))
+    await sleep(200)
+    await basePay('0.4')
+    const [effect] = await stream.count(1)
+    assert.equal(effect?.type, 'account_credited')
+    assert.equal(effect?.account, receiver.publicKey())
+    assert.equal(effect?.amount, '0.4000000')
+    stream.close()
+  })
+
+  it("survives the SDK's reconnects: after Horizon's close (limit reached) and after its idle timeout, nothing is lost or repeated", async () => {
+    // limit(2): the server ends the stream after every 2 records; reconnectTimeout 500 ms: the SDK drops an idle stream and reopens it.
+    const stream = watch(server.payments().forAccount(receiver.publicKey()).cursor('now').limit(2), { reconnectTimeout: 500 })
+    await sleep(200)
+    const hashes: string[] = []
+    for (let i = 0; i < 7; i++) {
+      hashes.push(await basePay(`0.0${i + 1}`))
+      // Idle gaps longer than the SDK's timeout between some payments.
+      if (i % 3 === 2) await sleep(700)
+    }
+    const got = await stream.count(7)
+    await sleep(300)
+    assert.deepEqual(
+      stream.messages.map((p) => p.transaction_hash),
+      hashes,
+    )
+    assertOnceInOrder(got)
+    stream.close()
+  })
+})
