@@ -8,6 +8,8 @@ import { startCluster } from './server-process.js'
 export interface Nodes {
   /** `app.inject`-shaped: over HTTP to each process, or the in-process app. */
   nodes: FastifyInstance[]
+  /** The base URL of node `index` for real HTTP clients (an in-process platform starts listening on first use). */
+  base(index: number): Promise<string>
   /** SQL on the platform's schema. */
   query<T>(text: string): Promise<T[]>
   /** Stops everything; then asserts that no server process logged an error. */
@@ -21,6 +23,11 @@ export async function startNodes(options: { processes: number; env?: Record<stri
     const access = await cluster.setup.sql()
     return {
       nodes: cluster.nodes,
+      base: async (index) => {
+        const server = cluster.servers[index]
+        if (server === undefined) throw new Error(`no server process ${index}`)
+        return server.base
+      },
       query: (text) => access.query(text),
       async close() {
         await access.close().catch(() => {})
@@ -32,8 +39,17 @@ export async function startNodes(options: { processes: number; env?: Record<stri
     }
   }
   const platform = await startPlatform()
+  let listening: Promise<string> | undefined
   return {
     nodes: [platform.app],
+    base: () => {
+      listening ??= platform.app.listen({ port: 0, host: '127.0.0.1' }).then(() => {
+        const address = platform.app.server.address()
+        if (address === null || typeof address === 'string') throw new Error('not listening on a port')
+        return `http://127.0.0.1:${address.port}`
+      })
+      return listening
+    },
     query: async <T>(text: string) => (await sql.raw<T>(text).execute(platform.db)).rows,
     close: () => platform.close(),
   }
