@@ -2,10 +2,12 @@ import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { Keypair } from '@stellar/stellar-base'
+import { sql } from 'kysely'
 import { Agent, fetch } from 'undici'
 import { streamLimits } from '../../src/config.js'
+import { TIP_CHANNEL_SQL } from '../../src/ledger/ledger-tip.js'
 import { pay } from '../helpers/ledger.js'
-import { startPlatform, type TestPlatform } from '../helpers/platform.js'
+import { startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
 import { freePort, PlinthProcess, setUpBackend, sleep } from '../helpers/server-process.js'
 import { openSse, type SseEvent, type SseStream } from '../helpers/sse.js'
 
@@ -215,6 +217,41 @@ describe('ledger streaming: bounds', () => {
     const again = await openSse(url)
     assert.equal(again.status, 200)
     for (const stream of [again, mine[1], theirs]) stream?.close()
+  })
+})
+
+describe('ledger streaming: the LISTEN connection', {
+  skip: TEST_DB !== 'postgres' && 'PostgreSQL only (PGlite signals in process)',
+}, () => {
+  it('is replaced when it drops, and what was applied meanwhile still reaches the stream', async () => {
+    // The poll is pushed out of the way: delivery must come from LISTEN and its reconnection.
+    const platform = await startPlatform({ streams: { ...streamLimits(), pollMs: 60_000 } })
+    try {
+      const base = await listen(platform)
+      const [source, target] = [await funded(platform), await funded(platform)]
+      const stream = await openSse(`${base}/ledger/transactions?cursor=now`)
+      assert.equal((await stream.next()).event, 'open')
+      const { rows } = await sql.raw<{ channel: string }>(`select ${TIP_CHANNEL_SQL} as channel`).execute(platform.db)
+      const listening = `listen "${rows[0]?.channel}"`
+      const listeners = async () =>
+        (await sql<{ pid: number }>`select pid from pg_stat_activity where query = ${listening}`.execute(platform.db)).rows
+      const first = await pay(platform.app, { seed: source.secret(), to: target.publicKey(), amount: '1' })
+      assert.equal((await take(stream, 1))[0]?.hash, first, 'delivered by NOTIFY (the poll is a minute away)')
+
+      const [dropped] = await listeners()
+      assert.ok(dropped !== undefined, 'one LISTEN connection')
+      await sql`select pg_terminate_backend(${dropped.pid})`.execute(platform.db)
+      const meanwhile = await pay(platform.app, { seed: source.secret(), to: target.publicKey(), amount: '2' })
+      assert.equal((await take(stream, 1))[0]?.hash, meanwhile, 'read again once listening again')
+      const after = await pay(platform.app, { seed: source.secret(), to: target.publicKey(), amount: '3' })
+      assert.equal((await take(stream, 1))[0]?.hash, after, 'and notified again')
+      const now = await listeners()
+      assert.equal(now.length, 1)
+      assert.notEqual(now[0]?.pid, dropped.pid)
+      stream.close()
+    } finally {
+      await platform.close()
+    }
   })
 })
 
