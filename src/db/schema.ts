@@ -126,6 +126,10 @@ export interface LedgerTransactionsTable {
   envelope_xdr: string
   result_xdr: string
   created_at: Date
+  /** Stroops burned by fees up to and including this ledger (migration 0013). */
+  fee_pool: Text
+  fee_meta_xdr: ColumnType<string, string | undefined, string>
+  result_meta_xdr: ColumnType<string, string | undefined, string>
 }
 
 export interface LedgerOperationsTable {

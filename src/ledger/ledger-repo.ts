@@ -26,6 +26,18 @@ export interface TransactionRow {
   envelope_xdr: string
   result_xdr: string
   created_at: Date
+  fee_meta_xdr: string
+  result_meta_xdr: string
+}
+
+/** A closed ledger: its transaction, the fees burned so far, the ledger before it, the Pi funded by its close. */
+export interface LedgerRow extends TransactionRow {
+  /** Stroops. */
+  fee_pool: string
+  prev_ledger: string | null
+  prev_transaction_hash: string | null
+  /** Pi, 7 places. */
+  total_funded: string
 }
 
 export interface OperationRow {
@@ -121,6 +133,19 @@ export function ledgerRepo(db: Kysely<DB>) {
     't.envelope_xdr',
     't.result_xdr',
     't.created_at',
+    't.fee_meta_xdr',
+    't.result_meta_xdr',
+  ] as const
+  const previous = (column: 'ledger' | 'hash') =>
+    sql<
+      string | null
+    >`(select p.${sql.ref(column)}::text from ledger_transactions p where p.ledger < t.ledger order by p.ledger desc limit 1)`
+  const ledgerColumns = [
+    ...transactionColumns,
+    text('t.fee_pool').as('fee_pool'),
+    previous('ledger').as('prev_ledger'),
+    previous('hash').as('prev_transaction_hash'),
+    sql<string>`(select coalesce(sum(f.amount), 0)::text from ledger_fundings f where f.created_at <= t.created_at)`.as('total_funded'),
   ] as const
 
   return {
@@ -163,10 +188,12 @@ export function ledgerRepo(db: Kysely<DB>) {
      * Locks the accounts that exist among `addresses` (sorted: every transaction locks in
      * the same order, so two of them never wait on each other in a cycle).
      */
-    async lockAccounts(addresses: readonly string[]): Promise<Array<{ address: string; balance: string; sequence: string }>> {
+    async lockAccounts(
+      addresses: readonly string[],
+    ): Promise<Array<{ address: string; balance: string; sequence: string; last_modified_ledger: string }>> {
       if (addresses.length === 0) return []
-      const { rows } = await sql<{ address: string; balance: string; sequence: string }>`
-        select address, balance::text as balance, sequence::text as sequence
+      const { rows } = await sql<{ address: string; balance: string; sequence: string; last_modified_ledger: string }>`
+        select address, balance::text as balance, sequence::text as sequence, last_modified_ledger::text as last_modified_ledger
         from ledger_accounts where address = any(${[...addresses].sort()}::text[])
         order by address for update`.execute(db)
       return rows
@@ -210,8 +237,11 @@ export function ledgerRepo(db: Kysely<DB>) {
 
     /** A transaction and its operations (at least one), in one statement. */
     async insertTransactionWithOperations(row: TransactionRow, operations: ReadonlyArray<Omit<OperationRow, 'ledger'>>): Promise<void> {
+      // Under the ledger-number lock every lower number has committed or rolled back: the row below is final.
+      const feePool = sql<string>`coalesce((select p.fee_pool from ledger_transactions p where p.ledger < ${row.ledger}::bigint
+        order by p.ledger desc limit 1), 0) + ${row.fee_charged}::bigint`
       await db
-        .with('t', (qb) => qb.insertInto('ledger_transactions').values(row))
+        .with('t', (qb) => qb.insertInto('ledger_transactions').values({ ...row, fee_pool: feePool }))
         .insertInto('ledger_operations')
         .columns(['transaction_hash', 'index', 'type', 'from', 'to', 'amount', 'created_at'])
         .expression(
@@ -239,8 +269,14 @@ export function ledgerRepo(db: Kysely<DB>) {
       return db.selectFrom('ledger_transactions as t').select(transactionColumns).where('t.hash', '=', hash).executeTakeFirst()
     },
 
-    async findTransactionByLedger(ledger: string): Promise<TransactionRow | undefined> {
-      return db.selectFrom('ledger_transactions as t').select(transactionColumns).where('t.ledger', '=', ledger).executeTakeFirst()
+    async findLedger(ledger: string): Promise<LedgerRow | undefined> {
+      return db.selectFrom('ledger_transactions as t').select(ledgerColumns).where('t.ledger', '=', ledger).executeTakeFirst()
+    },
+
+    async listLedgers(page: Page): Promise<LedgerRow[]> {
+      let query = db.selectFrom('ledger_transactions as t').select(ledgerColumns)
+      if (page.bound !== undefined) query = query.where('t.ledger', page.order === 'asc' ? '>=' : '<=', page.bound.toString())
+      return query.orderBy('t.ledger', page.order).limit(page.limit).execute()
     },
 
     async findOperations(hash: string): Promise<OperationRow[]> {

@@ -8,7 +8,7 @@ import { parseInt64Id } from '../lib/integers.js'
 import { AmountError, formatAmount, parseAmount, parseStoredAmount } from './amounts.js'
 import { badParameter, LedgerError, malformed, refused } from './ledger-errors.js'
 import { ledgerHistory, toOperation } from './ledger-history.js'
-import { type AccountRow, ledgerRepo, type Page, type TransactionRow } from './ledger-repo.js'
+import { type AccountRow, type LedgerRow, ledgerRepo, type Page, type TransactionRow } from './ledger-repo.js'
 import {
   type AccountState,
   applyToAccounts,
@@ -16,6 +16,7 @@ import {
   checkStateless,
   type DecodedTransaction,
   decodeEnvelope,
+  type Effects,
   involvedAccounts,
   isAccountId,
   isRefusal,
@@ -23,6 +24,7 @@ import {
   type MemoType,
   type OpCode,
 } from './ledger-rules.js'
+import { transactionMetaXdr } from './meta-xdr.js'
 import { ledgerBound } from './paging-tokens.js'
 import { transactionResultXdr } from './result-xdr.js'
 
@@ -77,6 +79,9 @@ export interface LedgerTransaction {
   memoType: MemoType
   envelopeXdr: string
   resultXdr: string
+  /** Base64 LedgerEntryChanges and TransactionMeta v2 ('' for transactions applied before migration 0013). */
+  feeMetaXdr: string
+  resultMetaXdr: string
   createdAt: Date
 }
 
@@ -103,6 +108,12 @@ export interface LedgerAccount {
 export interface LedgerSummary {
   sequence: string
   hash: string
+  /** The hash of the ledger before (numbers may skip: a rolled-back transaction leaves a gap); null for the first. */
+  prevHash: string | null
+  /** Stroops burned by fees up to and including this ledger. */
+  feePool: string
+  /** Stroops funded by this ledger's close, less the fees burned: the Pi in existence. */
+  totalCoins: string
   transactionHash: string
   operationCount: number
   closedAt: Date
@@ -154,11 +165,24 @@ const toTransaction = (row: TransactionRow): LedgerTransaction => ({
   memoType: row.memo_type,
   envelopeXdr: row.envelope_xdr,
   resultXdr: row.result_xdr,
+  feeMetaXdr: row.fee_meta_xdr,
+  resultMetaXdr: row.result_meta_xdr,
   createdAt: row.created_at,
 })
 
 /** The ledger's own hash of a closed ledger: stable, and distinct from its transaction's hash. */
 const ledgerHash = (sequence: string, transactionHash: string): string => sha256Hex(`plinth-ledger:${sequence}:${transactionHash}`)
+
+const toLedger = (row: LedgerRow): LedgerSummary => ({
+  sequence: row.ledger,
+  hash: ledgerHash(row.ledger, row.hash),
+  prevHash: row.prev_ledger === null || row.prev_transaction_hash === null ? null : ledgerHash(row.prev_ledger, row.prev_transaction_hash),
+  transactionHash: row.hash,
+  operationCount: row.operation_count,
+  closedAt: row.created_at,
+  feePool: row.fee_pool,
+  totalCoins: (parseStoredAmount(row.total_funded) - BigInt(row.fee_pool)).toString(),
+})
 
 function isUniqueViolation(error: unknown): boolean {
   return typeof error === 'object' && error !== null && 'code' in error && error.code === '23505'
@@ -176,6 +200,32 @@ interface Checked {
   auth: { network: LedgerNetwork; hash: Buffer }
   hash: string
   now: Date
+}
+
+/** The transaction's meta XDR (src/ledger/meta-xdr.ts), from the locked rows before it and its effects. */
+function metaOf(
+  checked: Checked,
+  locked: ReadonlyArray<{ address: string; balance: string; sequence: string; last_modified_ledger: string }>,
+  effects: Effects,
+  ledger: string,
+): { fee_meta_xdr: string; result_meta_xdr: string } {
+  const before = new Map(
+    locked.map((row) => [
+      row.address,
+      { balance: parseStoredAmount(row.balance), sequence: BigInt(row.sequence), lastModifiedLedger: Number(row.last_modified_ledger) },
+    ]),
+  )
+  const meta = transactionMetaXdr({
+    ledger: Number(ledger),
+    source: checked.tx.source,
+    sequence: checked.tx.sequence,
+    fee: effects.feeCharged,
+    payments: effects.payments,
+    before,
+  })
+  return meta === undefined
+    ? { fee_meta_xdr: '', result_meta_xdr: '' }
+    : { fee_meta_xdr: meta.feeMetaXdr, result_meta_xdr: meta.resultMetaXdr }
 }
 
 function requireAccountId(address: string): void {
@@ -264,6 +314,7 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
         tx.operations.map((): OpCode => 'op_success'),
       ),
       created_at: now,
+      ...metaOf(checked, locked, effects, ledger),
     }
     try {
       await txRepo.insertTransactionWithOperations(
@@ -409,25 +460,12 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
     },
 
     async listLedgers(query: PageQuery): Promise<LedgerSummary[]> {
-      return (await repo.listTransactions(page(query, 'ledger'))).map((row) => ({
-        sequence: row.ledger,
-        hash: ledgerHash(row.ledger, row.hash),
-        transactionHash: row.hash,
-        operationCount: row.operation_count,
-        closedAt: row.created_at,
-      }))
+      return (await repo.listLedgers(page(query, 'ledger'))).map(toLedger)
     },
 
     async getLedger(sequence: string): Promise<LedgerSummary | undefined> {
-      const row = await repo.findTransactionByLedger(sequence)
-      if (row === undefined) return undefined
-      return {
-        sequence: row.ledger,
-        hash: ledgerHash(row.ledger, row.hash),
-        transactionHash: row.hash,
-        operationCount: row.operation_count,
-        closedAt: row.created_at,
-      }
+      const row = await repo.findLedger(sequence)
+      return row === undefined ? undefined : toLedger(row)
     },
 
     /** The last closed ledger ("0" with closedAt null before the first transaction). */

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { StrKey, xdr } from '@stellar/stellar-base'
 import { Asset, Horizon, Keypair, Memo, Operation, TransactionBuilder } from '@stellar/stellar-sdk'
 import { type ClientPlatform, type SignedIn, signedIn, startClientPlatform } from './client-platform.js'
 
@@ -112,6 +113,35 @@ describe('stellar-sdk Horizon.Server against a real Plinth process', () => {
     assert.equal(record.signatures.length, 1)
     assert.equal(record.fee_account, sender.publicKey())
     assert.ok(record.preconditions?.timebounds?.max_time)
+    // The meta XDR decodes: the fee on the source, the sequence bump, then per payment the sender's and receiver's entries.
+    // LedgerEntryChanges has no typed decoder: framed as a TransactionMeta v1 (its txChanges, then no operations), it decodes.
+    const u32 = (n: number) => Buffer.from([0, 0, 0, n])
+    const fee = xdr.TransactionMeta.fromXDR(Buffer.concat([u32(1), Buffer.from(record.fee_meta_xdr, 'base64'), u32(0)]))
+      .v1()
+      .txChanges()
+    assert.equal(fee.length, 2)
+    const account = (change: xdr.LedgerEntryChange) => {
+      const entry = change.switch().name === 'ledgerEntryState' ? change.state() : change.updated()
+      const a = entry.data().account()
+      return { id: StrKey.encodeEd25519PublicKey(a.accountId().ed25519()), balance: BigInt(a.balance().toString()) }
+    }
+    const [feeBefore, feeAfter] = fee.map(account)
+    assert.equal(feeBefore?.id, sender.publicKey())
+    assert.equal((feeBefore?.balance ?? 0n) - (feeAfter?.balance ?? 0n), 200n)
+    const meta = xdr.TransactionMeta.fromXDR(record.result_meta_xdr, 'base64').v2()
+    const moves = meta.operations().map((op) => op.changes().map(account))
+    assert.deepEqual(
+      moves.map((changes) => [
+        changes[0]?.id,
+        (changes[0]?.balance ?? 0n) - (changes[1]?.balance ?? 0n),
+        changes[2]?.id,
+        (changes[3]?.balance ?? 0n) - (changes[2]?.balance ?? 0n),
+      ]),
+      [
+        [sender.publicKey(), 15_000_000n, receiver, 15_000_000n],
+        [sender.publicKey(), 22_500_000n, receiver, 22_500_000n],
+      ],
+    )
     const byLedger = used('transactions.forLedger', await server.transactions().forLedger(record.ledger_attr).call())
     assert.deepEqual(
       byLedger.records.map((t) => t.hash),
@@ -208,6 +238,17 @@ describe('stellar-sdk Horizon.Server against a real Plinth process', () => {
     assert.ok(sequence !== undefined)
     const one = used('ledgers.ledger', await server.ledgers().ledger(sequence).call())
     assert.equal((one as unknown as { sequence: number }).sequence, sequence)
+    const [newest, before] = (await server.ledgers().order('desc').limit(2).call()).records
+    assert.ok(newest !== undefined && before !== undefined)
+    assert.equal(newest.prev_hash, before.hash)
+    const header = xdr.LedgerHeader.fromXDR(newest.header_xdr, 'base64')
+    assert.equal(header.ledgerSeq(), newest.sequence)
+    assert.equal(header.previousLedgerHash().toString('hex'), before.hash)
+    // The fee pool is the fees burned through each ledger: the newest adds its own fee (100 stroops a payment).
+    const stroops = (amount: string) => BigInt(amount.replace('.', ''))
+    const newestTx = (await server.transactions().forLedger(newest.sequence).call()).records[0]
+    assert.equal(stroops(newest.fee_pool) - stroops(before.fee_pool), BigInt(newestTx?.fee_charged ?? -1))
+    assert.ok(Number(newest.total_coins) > 0)
     const now = used('cursor(now)', await server.payments().cursor('now').call())
     assert.deepEqual(now.records, [])
     const txs = used('ledger.transactions()', await latest.records[0]?.transactions())

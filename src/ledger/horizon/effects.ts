@@ -1,20 +1,16 @@
 import { Type } from 'typebox'
-import { notFound } from '../ledger-errors.js'
 import type { OperationFilter } from '../ledger-history.js'
 import { collectionRoute } from './collections.js'
 import type { HorizonContext } from './context.js'
 import { EffectRecord, effectRecord } from './effect-record.js'
-import { EffectPageQuerySchema } from './paging.js'
-import { AccountId, LedgerSequence, TxHash } from './scopes.js'
-
-const OperationId = Type.String({ minLength: 1, maxLength: 20, description: 'An operation id (its TOID)' })
+import { AccountId, LedgerSequence, OperationId, TxHash } from './scopes.js'
 
 /** Effects, derived from the operations (src/ledger/ledger-effects.ts): all, and per account, ledger, transaction, operation. */
 export function effectRoutes(ctx: HorizonContext): void {
   const { ledger, links, scopes } = ctx
   const list = async (filter: OperationFilter, page: Parameters<typeof ledger.listEffects>[0]) =>
     (await ledger.listEffects(page, filter)).map((effect) => effectRecord(links, effect))
-  const common = { record: EffectRecord, querystring: EffectPageQuerySchema }
+  const common = { record: EffectRecord, cursor: 'effect' as const }
 
   collectionRoute(ctx, {
     ...common,
@@ -57,11 +53,7 @@ export function effectRoutes(ctx: HorizonContext): void {
     operationId: 'horizonListOperationEffects',
     summary: "An operation's effects",
     params: Type.Object({ id: OperationId }),
-    resolve: async (params) => {
-      const op = await ledger.getOperation(params.id)
-      if (op === undefined) throw notFound()
-      return op
-    },
+    resolve: (params) => scopes.operation(params.id),
     list: (op, page) => list({ transaction: op.transactionHash, index: op.index }, page),
   })
 }

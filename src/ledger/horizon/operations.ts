@@ -1,13 +1,10 @@
 import { Type } from 'typebox'
-import { notFound } from '../ledger-errors.js'
 import type { OperationFilter } from '../ledger-history.js'
 import { collectionRoute } from './collections.js'
 import type { HorizonContext } from './context.js'
 import { OperationRecord, operationRecord } from './operation-record.js'
 import { problems } from './problems.js'
-import { AccountId, LedgerSequence, TxHash } from './scopes.js'
-
-const OperationId = Type.String({ minLength: 1, maxLength: 20, description: 'An operation id (its TOID)' })
+import { AccountId, LedgerSequence, OperationId, TxHash } from './scopes.js'
 
 /**
  * Operations and payments. Every operation the ledger applies is a native payment, so
@@ -71,10 +68,6 @@ export function operationRoutes(ctx: HorizonContext): void {
         response: { 200: OperationRecord, ...problems(404) },
       },
     },
-    async (request) => {
-      const op = await ledger.getOperation(request.params.id)
-      if (op === undefined) throw notFound()
-      return operationRecord(links, op)
-    },
+    async (request) => operationRecord(links, await scopes.operation(request.params.id)),
   )
 }

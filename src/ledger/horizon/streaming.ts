@@ -29,8 +29,8 @@ const CONCURRENT_READS = 4
 export interface StreamSource<R extends { paging_token: string }> {
   list: (page: PageQuery) => Promise<R[]>
   serialize: (record: R) => string
-  /** The collection's cursor syntax, which Last-Event-ID must follow too. */
-  cursorPattern: RegExp
+  /** Whether a string is a paging token of the collection: Last-Event-ID must be one. */
+  isCursor: (cursor: string) => boolean
 }
 
 /** True when the client asks for Server-Sent Events (Accept names text/event-stream, not with q=0). */
@@ -100,7 +100,7 @@ export function streamHub(deps: StreamHubDeps) {
   ): Promise<string | undefined> {
     const lastEventId = request.headers['last-event-id']
     if (typeof lastEventId === 'string' && lastEventId !== '') {
-      if (!source.cursorPattern.test(lastEventId) || lastEventId === 'now') {
+      if (!source.isCursor(lastEventId)) {
         throw badParameter('Last-Event-ID', 'the paging_token of a record of this collection')
       }
       return lastEventId
