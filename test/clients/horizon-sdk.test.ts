@@ -249,8 +249,15 @@ describe('stellar-sdk Horizon.Server against a real Plinth process', () => {
     const newestTx = (await server.transactions().forLedger(newest.sequence).call()).records[0]
     assert.equal(stroops(newest.fee_pool) - stroops(before.fee_pool), BigInt(newestTx?.fee_charged ?? -1))
     assert.ok(Number(newest.total_coins) > 0)
-    const now = used('cursor(now)', await server.payments().cursor('now').call())
+    const now = used('cursor(now)', await server.payments().forAccount(receiver).cursor('now').call())
     assert.deepEqual(now.records, [])
+    // The empty page's next link waits after the newest ledger: a payment made now is on it.
+    await pay(['0.5'], 'after now')
+    const following = await now.next()
+    assert.deepEqual(
+      following.records.map((p) => p.transaction_hash),
+      [sent.at(-1)?.hash],
+    )
     const txs = used('ledger.transactions()', await latest.records[0]?.transactions())
     assert.equal(txs?.records.length, 1)
   })
@@ -276,6 +283,20 @@ describe('stellar-sdk Horizon.Server against a real Plinth process', () => {
     }
     for (const path of ['/operations/4294967297', `/ledgers/999999999/effects`, `/accounts/${Keypair.random().publicKey()}/payments`]) {
       assert.equal((await fetch(`${platform.base}/ledger${path}`)).status, 404, path)
+    }
+  })
+
+  it('CORS as Horizon: any origin on every new collection, preflights answered', async () => {
+    for (const path of ['/payments', `/accounts/${receiver}/effects`, '/operations?cursor=now']) {
+      const get = await fetch(`${platform.base}/ledger${path}`, { headers: { origin: 'https://explorer.example' } })
+      assert.equal(get.status, 200, path)
+      assert.equal(get.headers.get('access-control-allow-origin'), '*', path)
+      const preflight = await fetch(`${platform.base}/ledger${path}`, {
+        method: 'OPTIONS',
+        headers: { origin: 'https://explorer.example', 'access-control-request-method': 'GET' },
+      })
+      assert.equal(preflight.status, 204, path)
+      assert.equal(preflight.headers.get('access-control-allow-origin'), '*', path)
     }
   })
 })
