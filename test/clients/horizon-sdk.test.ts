@@ -274,6 +274,27 @@ describe('stellar-sdk Horizon.Server against a real Plinth process', () => {
     assert.equal(txs.records.filter((t) => t.hash === first.hash).length, 1)
   })
 
+  it('a new envelope submitted by two clients at once applies once; both get its result', async () => {
+    const other = new Horizon.Server(`${platform.base}/ledger`, { allowHttp: true })
+    const before = (await server.loadAccount(receiver)).balances[0]?.balance
+    const account = await server.loadAccount(sender.publicKey())
+    const tx = new TransactionBuilder(account, { fee: '100', networkPassphrase: s.app.network })
+      .addOperation(Operation.payment({ destination: receiver, asset: Asset.native(), amount: '1' }))
+      .setTimeout(120)
+      .build()
+    tx.sign(sender)
+    const results = await Promise.all([server.submitTransaction(tx), other.submitTransaction(tx)])
+    const hash = Buffer.from(tx.hash()).toString('hex')
+    assert.deepEqual(
+      results.map((r) => r.hash),
+      [hash, hash],
+    )
+    assert.equal(results[0]?.ledger, results[1]?.ledger)
+    const after = (await server.loadAccount(receiver)).balances[0]?.balance
+    const stroops = (amount: string | undefined) => BigInt((amount ?? '').replace('.', ''))
+    assert.equal(stroops(after) - stroops(before), 10_000_000n)
+  })
+
   it('bad cursors are Horizon 400 problems on cursor; unknown resources 404', async () => {
     for (const path of ['/payments?cursor=abc', '/effects?cursor=1-2-3', `/operations?cursor=${2n ** 64n}`, '/transactions?cursor=-1']) {
       const response = await fetch(`${platform.base}/ledger${path}`)
