@@ -33,6 +33,8 @@ import { notificationsServiceFactory } from './notifications/notifications-servi
 import { linkPayments, paymentsLedger } from './payments/payments-ledger.js'
 import { clientPaymentsRoutes, paymentsRoutes } from './payments/payments-routes.js'
 import { paymentsServiceFactory } from './payments/payments-service.js'
+import { type RequestLog as RequestLogWriter, registerRequestLog } from './request-log/request-log.js'
+import { requestLogRoutes } from './request-log/request-log-routes.js'
 import { clockResetFactory } from './sandbox/clock-reset.js'
 import { sandboxRoutes } from './sandbox/sandbox-routes.js'
 import { sandboxViews } from './sandbox/sandbox-views.js'
@@ -124,7 +126,8 @@ export interface AppDeps {
     | 'adVerdictDelaySeconds'
     | 'rateLimitKeyPerMinute'
     | 'rateLimitTokenPerMinute'
-  >
+  > &
+    Partial<Pick<Config, 'requestLog'>>
   /** Encrypts wallet seeds held by the platform. */
   secretKey: Buffer
   /** Readiness probe of the database. */
@@ -249,6 +252,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...(deps.rateLimitNow === undefined ? {} : { now: deps.rateLimitNow }),
   })
 
+  // Before the routes it logs (the /v2 routes); on by default in sandbox mode only.
+  const requestLog: RequestLogWriter | undefined =
+    (config.requestLog ?? config.mode === 'sandbox') ? registerRequestLog(app, { db, clock, log: app.log }) : undefined
+
   systemRoutes(app, { ping: deps.ping })
   meRoutes(app, { identity })
   paymentsRoutes(app, { payments })
@@ -273,6 +280,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       expireDueApprovals: payments.expireDueApprovals,
       settleDueAds: ads.settleDueForApp,
     })
+    requestLogRoutes(app, { db, requestLog })
     await app.register(sandboxPageRoutes, {
       approvalWindowSeconds: config.approvalWindowSeconds,
       adminTokenRequired: config.adminToken !== undefined,

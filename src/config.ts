@@ -30,6 +30,8 @@ export interface Config {
   rateLimitKeyPerMinute: number
   /** Requests a minute one access token may make, in each process; 0 turns the limit off. */
   rateLimitTokenPerMinute: number
+  /** Whether /v2 calls are written to the request log (PLINTH_REQUEST_LOG; on by default in sandbox mode only). */
+  requestLog: boolean
 }
 
 export class ConfigError extends Error {
@@ -135,6 +137,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     )
   }
 
+  const rawRequestLog = optional(env, 'PLINTH_REQUEST_LOG')
+  if (rawRequestLog !== undefined && rawRequestLog !== 'on' && rawRequestLog !== 'off') {
+    throw new ConfigError(`PLINTH_REQUEST_LOG must be "on" or "off", got "${rawRequestLog}"`)
+  }
+  // On by default in sandbox mode; production logs requests only when asked to.
+  const requestLog = rawRequestLog === undefined ? mode === 'sandbox' : rawRequestLog === 'on'
+
   return {
     port,
     host,
@@ -152,5 +161,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     adVerdictDelaySeconds: integer(env, 'PLINTH_AD_VERDICT_DELAY_SECONDS', 0, 0, 3600),
     rateLimitKeyPerMinute: integer(env, 'PLINTH_RATE_LIMIT_KEY_PER_MINUTE', 60_000, 0, 1_000_000_000),
     rateLimitTokenPerMinute: integer(env, 'PLINTH_RATE_LIMIT_TOKEN_PER_MINUTE', 1_200, 0, 1_000_000_000),
+    requestLog,
   }
 }

@@ -39,6 +39,8 @@ export interface PlatformOptions {
    * Off (0) unless given, so that tests making many requests are not throttled.
    */
   rateLimits?: { keyPerMinute: number; tokenPerMinute: number; now?: () => number }
+  /** The request log (PLINTH_REQUEST_LOG): on in sandbox mode and off in production unless given. */
+  requestLog?: boolean
 }
 
 /**
@@ -73,6 +75,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Test
       adVerdictDelaySeconds: 2,
       rateLimitKeyPerMinute: options.rateLimits?.keyPerMinute ?? 0,
       rateLimitTokenPerMinute: options.rateLimits?.tokenPerMinute ?? 0,
+      ...(options.requestLog === undefined ? {} : { requestLog: options.requestLog }),
     },
     ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
     ...(options.rateLimits?.now === undefined ? {} : { rateLimitNow: options.rateLimits.now }),
