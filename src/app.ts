@@ -36,6 +36,7 @@ import { paymentsServiceFactory } from './payments/payments-service.js'
 import { type RequestLog as RequestLogWriter, registerRequestLog } from './request-log/request-log.js'
 import { requestLogRoutes } from './request-log/request-log-routes.js'
 import { clockResetFactory } from './sandbox/clock-reset.js'
+import { sandboxPayments } from './sandbox/sandbox-payments.js'
 import { sandboxRoutes } from './sandbox/sandbox-routes.js'
 import { sandboxViews } from './sandbox/sandbox-views.js'
 import { systemRoutes } from './system/system-routes.js'
@@ -270,16 +271,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       clock,
       approvalWindowMs: config.approvalWindowSeconds * 1000,
     })
-    sandboxRoutes(app, { apps, identity, clock, resetClock, maxTokenTtlSeconds: 30 * 86_400 })
+    sandboxRoutes(app, { apps, identity, clock, resetClock, maxTokenTtlSeconds: 30 * 86_400, publicUrl: config.publicUrl })
     ledgerSandboxRoutes(app, { ledger })
     adsSandboxRoutes(app, { ads, apps })
     notificationsSandboxRoutes(app, { notifications })
-    sandboxViews(app, {
-      db,
-      publicUrl: config.publicUrl,
-      expireDueApprovals: payments.expireDueApprovals,
-      settleDueAds: ads.settleDueForApp,
-    })
+    sandboxViews(app, { db, settleDueAds: ads.settleDueForApp })
+    sandboxPayments(app, { db, publicUrl: config.publicUrl, payments })
     requestLogRoutes(app, { db, requestLog })
     await app.register(sandboxPageRoutes, {
       approvalWindowSeconds: config.approvalWindowSeconds,

@@ -33,3 +33,8 @@ export function decodeCursor(name: string, given: string, kind: string, scope: s
   if (id !== '' && !ID.test(id)) throw bad('impossible position')
   return id === '' ? { n: Number(n) } : { n: Number(n), id }
 }
+
+/** A LIKE pattern that finds `text` anywhere in a lower-cased column (its %, _ and \\ taken literally). */
+export function containsPattern(text: string): string {
+  return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+}
