@@ -273,7 +273,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     })
     sandboxRoutes(app, { apps, identity, clock, resetClock, maxTokenTtlSeconds: 30 * 86_400, publicUrl: config.publicUrl })
     ledgerSandboxRoutes(app, { ledger })
-    adsSandboxRoutes(app, { ads, apps })
+    adsSandboxRoutes(app, { ads, apps, requireUser: identity.requireUser })
     notificationsSandboxRoutes(app, { notifications })
     sandboxViews(app, { db, settleDueAds: ads.settleDueForApp })
     sandboxPayments(app, { db, publicUrl: config.publicUrl, payments })
