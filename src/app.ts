@@ -276,7 +276,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     adsSandboxRoutes(app, { ads, apps, requireUser: identity.requireUser })
     notificationsSandboxRoutes(app, { notifications })
     sandboxViews(app, { db, settleDueAds: ads.settleDueForApp })
-    sandboxPayments(app, { db, publicUrl: config.publicUrl, payments })
+    sandboxPayments(app, { db, publicUrl: config.publicUrl, payments, requestLog })
     requestLogRoutes(app, { db, requestLog })
     await app.register(sandboxPageRoutes, {
       approvalWindowSeconds: config.approvalWindowSeconds,

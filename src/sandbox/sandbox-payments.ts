@@ -81,6 +81,8 @@ export function sandboxPayments(
     db: Kysely<DB>
     publicUrl: string
     payments: Pick<PaymentsService, 'complete' | 'cancel' | 'expireDueApprovals'>
+    /** This process's request log, flushed before the checklist reads it (undefined when off). */
+    requestLog: { flush(): Promise<void> } | undefined
   },
 ): void {
   const { db, publicUrl, payments } = deps
@@ -404,6 +406,7 @@ export function sandboxPayments(
     async (request) => {
       const appRow = await requireApp(request.params.app_id)
       const appId = appRow.id
+      await deps.requestLog?.flush()
       const [key, me, pay] = await Promise.all([
         db
           .selectFrom('api_keys')
