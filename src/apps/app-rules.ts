@@ -8,10 +8,11 @@ export const MAX_APP_NAME = 60
 export const MAX_APP_URL = 500
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]'])
 
-/** The name as stored (trimmed), or why not. */
+/** The name, stored exactly as given (lib/text.ts), or why not. */
 export function checkAppName(name: string): { ok: true; value: string } | { ok: false; message: string } {
-  const value = name.trim()
-  if (value.length === 0) return { ok: false, message: 'name must not be empty.' }
+  const value = name
+  // Spaces only read as no name; other text (a BOM included) is stored exactly as sent.
+  if (/^ *$/.test(value)) return { ok: false, message: 'name must not be empty or blank.' }
   if ([...value].length > MAX_APP_NAME) return { ok: false, message: `name must be at most ${MAX_APP_NAME} characters.` }
   if (/\p{Cc}/u.test(value)) return { ok: false, message: 'name must not contain control characters (line breaks, tabs).' }
   const unstorable = unstorableText(value)

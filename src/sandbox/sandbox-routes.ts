@@ -116,7 +116,7 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxDeps): void {
         operationId: 'sandboxUpdateApp',
         summary: "Edit an app's name or frontend URL (url: null removes it)",
         description:
-          `The rules of creation: a name of 1 to ${MAX_APP_NAME} characters (trimmed, no control characters); an absolute ` +
+          `The rules of creation: a name of 1 to ${MAX_APP_NAME} characters (not blank, no control characters); an absolute ` +
           "http(s) URL that is not on Plinth's own origin (localhost, 127.0.0.1 and [::1] count as one host).",
         params: Type.Object({ app_id: Id('The app') }),
         body: Type.Object({ name: Type.Optional(AppName), url: Type.Optional(Type.Union([AppUrl, Type.Null()])) }),

@@ -190,7 +190,7 @@ describe('sandbox search and paging with realistic data', () => {
 
     const patch = (payload: unknown, appId = shop.app_id) =>
       platform.app.inject({ method: 'PATCH', url: `/sandbox/apps/${appId}`, payload: payload as Record<string, unknown> })
-    const renamed = await patch({ name: '  Shop Two  ', url: 'http://127.0.0.1:3000/' })
+    const renamed = await patch({ name: 'Shop Two', url: 'http://127.0.0.1:3000/' })
     assert.equal(renamed.statusCode, 200, renamed.body)
     assert.equal(json(renamed).name, 'Shop Two')
     assert.equal(json(renamed).url, 'http://127.0.0.1:3000/')
