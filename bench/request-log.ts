@@ -1,15 +1,17 @@
 /**
- * `node --import tsx bench/request-log.ts [--seconds 10] [--rounds 3] [--connections 32]`
+ * `node --import tsx bench/request-log.ts [--seconds 10] [--rounds 3] [--connections 32] [--postgres]`
  *
  * The request log's cost on the hot read, GET /v2/payments/{id}: two Plinth processes on PGlite
- * in memory, one with PLINTH_REQUEST_LOG=on and one with it off, loaded in turn (off, on, off,
+ * in memory (or, with --postgres, each on a schema of its own on DATABASE_URL), one with
+ * PLINTH_REQUEST_LOG=on and one with it off, loaded in turn (off, on, off,
  * on, …) with autocannon in the same run, so that both see the same machine. Prints each round's
  * requests a second and the ratio of the medians (on / off). The machine is shared: quote ratios.
  */
+import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { ensureBuilt, postJson, type RunningServer, runLoad, startNodeFlags, startServer, stringField } from './lib.js'
+import { dropSchema, ensureBuilt, postJson, type RunningServer, runLoad, startNodeFlags, startServer, stringField } from './lib.js'
 
 const ROOT = join(fileURLToPath(import.meta.url), '..', '..')
 const { values } = parseArgs({
@@ -17,8 +19,12 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '10' },
     rounds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '32' },
+    postgres: { type: 'boolean', default: false },
   },
 })
+const databaseUrl = values.postgres ? (process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres') : undefined
+const runTag = randomBytes(3).toString('hex')
+const schemaOf = (requestLog: string) => `bench_request_log_${requestLog}_${runTag}`
 const seconds = Number(values.seconds)
 const rounds = Number(values.rounds)
 const connections = Number(values.connections)
@@ -34,6 +40,9 @@ async function launch(requestLog: 'on' | 'off'): Promise<RunningServer> {
       PLINTH_MODE: 'sandbox',
       PLINTH_DATA_DIR: 'memory',
       PLINTH_REQUEST_LOG: requestLog,
+      ...(databaseUrl === undefined
+        ? {}
+        : { DATABASE_URL: databaseUrl, PLINTH_DB_SCHEMA: schemaOf(requestLog), PLINTH_SECRET_KEY: randomBytes(32).toString('hex') }),
       PLINTH_RATE_LIMIT_KEY_PER_MINUTE: '1000000000',
       PLINTH_RATE_LIMIT_TOKEN_PER_MINUTE: '1000000000',
     },
@@ -85,10 +94,13 @@ async function main(): Promise<void> {
     }
     const off = median(results.off)
     const on = median(results.on)
-    process.stdout.write(`median: off ${off.toFixed(0)} req/s, on ${on.toFixed(0)} req/s, on/off ${(on / off).toFixed(3)}\n`)
+    process.stdout.write(
+      `${databaseUrl === undefined ? 'PGlite' : 'PostgreSQL'} median: off ${off.toFixed(0)} req/s, on ${on.toFixed(0)} req/s, on/off ${(on / off).toFixed(3)}\n`,
+    )
   } finally {
     await servers.off.stop()
     await servers.on.stop()
+    if (databaseUrl !== undefined) for (const which of ['on', 'off']) await dropSchema(databaseUrl, schemaOf(which))
   }
 }
 
