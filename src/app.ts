@@ -36,7 +36,10 @@ import { notificationsServiceFactory } from './notifications/notifications-servi
 import { linkPayments, paymentsLedger } from './payments/payments-ledger.js'
 import { clientPaymentsRoutes, paymentsRoutes } from './payments/payments-routes.js'
 import { paymentsServiceFactory } from './payments/payments-service.js'
+import { type RequestLog as RequestLogWriter, registerRequestLog } from './request-log/request-log.js'
+import { requestLogRoutes } from './request-log/request-log-routes.js'
 import { clockResetFactory } from './sandbox/clock-reset.js'
+import { sandboxPayments } from './sandbox/sandbox-payments.js'
 import { sandboxRoutes } from './sandbox/sandbox-routes.js'
 import { sandboxViews } from './sandbox/sandbox-views.js'
 import { systemRoutes } from './system/system-routes.js'
@@ -127,7 +130,7 @@ export interface AppDeps {
     | 'adVerdictDelaySeconds'
     | 'rateLimitKeyPerMinute'
     | 'rateLimitTokenPerMinute'
-  > & { streams?: StreamLimits }
+  > & { streams?: StreamLimits } & Partial<Pick<Config, 'requestLog'>>
   /** Encrypts wallet seeds held by the platform. */
   secretKey: Buffer
   /** Readiness probe of the database. */
@@ -280,6 +283,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...(deps.rateLimitNow === undefined ? {} : { now: deps.rateLimitNow }),
   })
 
+  // Before the routes it logs (the /v2 routes); on by default in sandbox mode only.
+  const requestLog: RequestLogWriter | undefined =
+    (config.requestLog ?? config.mode === 'sandbox') ? registerRequestLog(app, { db, clock, log: app.log }) : undefined
+
   systemRoutes(app, { ping: deps.ping })
   meRoutes(app, { identity })
   paymentsRoutes(app, { payments })
@@ -294,16 +301,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       clock,
       approvalWindowMs: config.approvalWindowSeconds * 1000,
     })
-    sandboxRoutes(app, { apps, identity, clock, resetClock, maxTokenTtlSeconds: 30 * 86_400 })
+    sandboxRoutes(app, { apps, identity, clock, resetClock, maxTokenTtlSeconds: 30 * 86_400, publicUrl: config.publicUrl })
     ledgerSandboxRoutes(app, { ledger })
-    adsSandboxRoutes(app, { ads, apps })
+    adsSandboxRoutes(app, { ads, apps, requireUser: identity.requireUser })
     notificationsSandboxRoutes(app, { notifications })
-    sandboxViews(app, {
-      db,
-      publicUrl: config.publicUrl,
-      expireDueApprovals: payments.expireDueApprovals,
-      settleDueAds: ads.settleDueForApp,
-    })
+    sandboxViews(app, { db, settleDueAds: ads.settleDueForApp })
+    sandboxPayments(app, { db, publicUrl: config.publicUrl, payments, requestLog })
+    requestLogRoutes(app, { db, requestLog })
     await app.register(sandboxPageRoutes, {
       approvalWindowSeconds: config.approvalWindowSeconds,
       adminTokenRequired: config.adminToken !== undefined,

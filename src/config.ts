@@ -32,6 +32,8 @@ export interface Config {
   rateLimitTokenPerMinute: number
   /** Bounds of the ledger's event streams (docs/ledger.md, "Streaming"). */
   streams: StreamLimits
+  /** Whether /v2 calls are written to the request log (PLINTH_REQUEST_LOG; on by default in sandbox mode only). */
+  requestLog: boolean
 }
 
 /** Bounds of the ledger's Server-Sent Events streams, per process. */
@@ -162,6 +164,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     )
   }
 
+  const rawRequestLog = optional(env, 'PLINTH_REQUEST_LOG')
+  if (rawRequestLog !== undefined && rawRequestLog !== 'on' && rawRequestLog !== 'off') {
+    throw new ConfigError(`PLINTH_REQUEST_LOG must be "on" or "off", got "${rawRequestLog}"`)
+  }
+  // On by default in sandbox mode; production logs requests only when asked to.
+  const requestLog = rawRequestLog === undefined ? mode === 'sandbox' : rawRequestLog === 'on'
+
   return {
     port,
     host,
@@ -180,5 +189,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     rateLimitKeyPerMinute: integer(env, 'PLINTH_RATE_LIMIT_KEY_PER_MINUTE', 60_000, 0, 1_000_000_000),
     rateLimitTokenPerMinute: integer(env, 'PLINTH_RATE_LIMIT_TOKEN_PER_MINUTE', 1_200, 0, 1_000_000_000),
     streams: streamLimits(env),
+    requestLog,
   }
 }

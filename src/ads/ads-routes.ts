@@ -98,8 +98,16 @@ export function adsRoutes(app: FastifyInstance, deps: { ads: AdsService }): void
   )
 }
 
-export function adsSandboxRoutes(app: FastifyInstance, deps: { ads: AdsService; apps: AppsService }): void {
-  const { ads, apps } = deps
+export function adsSandboxRoutes(
+  app: FastifyInstance,
+  deps: {
+    ads: AdsService
+    apps: AppsService
+    /** Refuses a user that does not exist (404 user_not_found). */
+    requireUser: (userId: string) => Promise<void>
+  },
+): void {
+  const { ads, apps, requireUser } = deps
   const r = app.withTypeProvider<TypeBoxTypeProvider>()
   const common = { tags: ['Sandbox'], security: ADMIN_SECURITY }
   const config = { auth: 'admin' as const }
@@ -119,6 +127,24 @@ export function adsSandboxRoutes(app: FastifyInstance, deps: { ads: AdsService; 
       },
     },
     async (request) => ads.setStatus(request.params.adId, request.body.mediator_ack_status),
+  )
+
+  r.get(
+    '/sandbox/apps/:app_id/ads/:ad_id',
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: 'sandboxGetAdStatus',
+        summary: "One ad's status, read as GET /v2/ads_network/status/{adId} reads it (a verdict that fell due is taken)",
+        params: Type.Object({ app_id: Id, ad_id: Id }),
+        response: { 200: RewardedAdStatusSchema, ...errorResponses(401, 404) },
+      },
+    },
+    async (request) => {
+      await apps.requireApp(request.params.app_id)
+      return ads.status(request.params.app_id, request.params.ad_id)
+    },
   )
 
   const ScriptBody = Type.Object({
@@ -144,8 +170,9 @@ export function adsSandboxRoutes(app: FastifyInstance, deps: { ads: AdsService; 
         },
       },
       async (request) => {
-        const { app_id } = request.params as { app_id: string; user_id?: string }
+        const { app_id, user_id } = request.params as { app_id: string; user_id?: string }
         await apps.requireApp(app_id)
+        if (user_id !== undefined) await requireUser(user_id)
         return ads.setScript({
           appId: app_id,
           userId: (request.params as { user_id?: string }).user_id,
@@ -153,6 +180,36 @@ export function adsSandboxRoutes(app: FastifyInstance, deps: { ads: AdsService; 
           mediator: request.body.mediator_ack_status ?? 'granted',
           count: request.body.count,
         })
+      },
+    )
+    r.get(
+      url,
+      {
+        config,
+        schema: {
+          ...common,
+          operationId: scope === 'app' ? 'sandboxGetAppAdScript' : 'sandboxGetUserAdScript',
+          summary:
+            scope === 'app'
+              ? "The app's ad script, if one is active (with ads left)"
+              : "The ad script that decides this user's next ads: their own, else the app's",
+          params,
+          response: {
+            200: Type.Object({
+              script: Type.Union([ScriptSchema, Type.Null()]),
+              applies: Type.Union([Type.Literal('user'), Type.Literal('app'), Type.Literal('none')], {
+                description: "Whose script decides: the user's, the app's, or none (ads available, the user decides)",
+              }),
+            }),
+            ...errorResponses(401, 404),
+          },
+        },
+      },
+      async (request) => {
+        const { app_id, user_id } = request.params as { app_id: string; user_id?: string }
+        await apps.requireApp(app_id)
+        if (user_id !== undefined) await requireUser(user_id)
+        return ads.activeScript(app_id, user_id)
       },
     )
     r.delete(

@@ -150,6 +150,17 @@ export function adsServiceFactory(deps: { db: Kysely<DB>; clock: Clock; verdictD
       return toScript(row)
     },
 
+    /**
+     * The script that decides the next ads of a user (theirs, else the app's) or of the app, as
+     * show would take it: one with ads left. `applies` says whose it is.
+     */
+    async activeScript(appId: string, userId?: string): Promise<{ script: AdScript | null; applies: 'user' | 'app' | 'none' }> {
+      const own = userId === undefined ? undefined : await repo.peekScript(appId, userId)
+      if (own !== undefined) return { script: toScript(own), applies: 'user' }
+      const whole = await repo.peekScript(appId, WHOLE_APP)
+      return whole === undefined ? { script: null, applies: 'none' } : { script: toScript(whole), applies: 'app' }
+    },
+
     async clearScript(appId: string, userId?: string): Promise<boolean> {
       return repo.deleteScript(appId, userId ?? WHOLE_APP)
     },

@@ -9,6 +9,10 @@ export function appsRepo(db: Kysely<DB>) {
       await db.insertInto('apps').values(row).execute()
     },
 
+    async updateApp(appId: string, changes: { name?: string; url?: string | null }): Promise<AppRow | undefined> {
+      return db.updateTable('apps').set(changes).where('id', '=', appId).returningAll().executeTakeFirst()
+    },
+
     async findApp(appId: string): Promise<AppRow | undefined> {
       return db.selectFrom('apps').selectAll().where('id', '=', appId).executeTakeFirst()
     },

@@ -77,6 +77,13 @@ export function appsServiceFactory(deps: {
       return { app, apiKey, keyId, wallet }
     },
 
+    /** Edits an app's name or frontend URL (null removes the URL); the caller checked them (app-rules.ts). */
+    async updateApp(appId: string, changes: { name?: string; url?: string | null }): Promise<AppRow> {
+      const row = await makeAppsRepo(db).updateApp(appId, changes)
+      if (row === undefined) throw new ApiError('app_not_found', `No app with id ${appId}.`)
+      return row
+    },
+
     async createKey(appId: string): Promise<{ keyId: string; apiKey: string }> {
       await requireApp(appId)
       return issueKey(appsRepo, appId)

@@ -8,6 +8,8 @@ import * as credentialEvents from './migrations/0006-credential-events.js'
 import * as notificationQuotaState from './migrations/0007-notification-quota-state.js'
 import * as credentialEventsXid from './migrations/0008-credential-events-xid.js'
 import * as clockEpoch from './migrations/0009-clock-epoch.js'
+import * as requestLog from './migrations/0010-request-log.js'
+import * as paymentEvents from './migrations/0011-payment-events.js'
 import * as ledgerHorizon from './migrations/0013-ledger-horizon.js'
 
 /** Ordered migrations. A new migration is a new file here, never an edit of an applied one. */
@@ -22,6 +24,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '0008-credential-events-xid': credentialEventsXid,
   '0009-clock-epoch': clockEpoch,
   '0013-ledger-horizon': ledgerHorizon,
+  '0010-request-log': requestLog,
+  '0011-payment-events': paymentEvents,
 }
 
 /**

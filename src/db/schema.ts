@@ -204,6 +204,42 @@ export interface CredentialEventsTable {
   created_at: ColumnType<Date, never, never>
 }
 
+/** One /v2 call attributed to an app (migration 0010; src/request-log/). */
+export interface RequestLogTable {
+  id: ColumnType<number, never, never>
+  app_id: string
+  at: Date
+  logged_at: ColumnType<Date, never, never>
+  method: string
+  path: string
+  route: string
+  operation_id: string | null
+  key_id: string | null
+  user_uid: string | null
+  status: number
+  error_code: string | null
+  /** numeric(12,3), read as text. */
+  latency_ms: ColumnType<string, number, never>
+  request_id: string
+  request_body: string | null
+  response_body: string | null
+  fault: string | null
+}
+
+/** One move of a payment (migration 0011), written by the statement that makes it. */
+export interface PaymentEventsTable {
+  id: ColumnType<number, never, never>
+  payment_id: string
+  app_id: string
+  kind: string
+  /** 'app' (actor_id: key id), 'user' (actor_id: uid), 'approval_window', 'ledger' or 'sandbox'. */
+  actor: string
+  actor_id: string | null
+  at: Date
+  request_id: string | null
+  detail: string | null
+}
+
 export interface DB {
   ledger_accounts: LedgerAccountsTable
   ledger_transactions: LedgerTransactionsTable
@@ -221,4 +257,6 @@ export interface DB {
   ad_scripts: AdScriptsTable
   notifications: NotificationsTable
   credential_events: CredentialEventsTable
+  request_log: RequestLogTable
+  payment_events: PaymentEventsTable
 }

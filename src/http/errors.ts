@@ -35,6 +35,7 @@ export const ERROR_STATUS = {
   ad_not_found: 404,
   notification_not_found: 404,
   missing_wallet: 404,
+  request_not_found: 404,
   method_not_allowed: 405,
   username_taken: 409,
   ongoing_payment_found: 409,

@@ -145,6 +145,11 @@ export function identityServiceFactory(deps: {
       deps.afterRevocation?.(revoked)
     },
 
+    /** Refuses a user id that names no user (404 user_not_found). */
+    async requireUser(userId: string): Promise<void> {
+      if ((await repo.findUser(userId)) === undefined) throw new ApiError('user_not_found', `No user with id ${userId}.`)
+    },
+
     /** The wallet seed the platform holds for a user, to sign the user's payments in the platform wallet. */
     async openWalletSeed(userId: string): Promise<string> {
       const user = await repo.findUser(userId)

@@ -1,4 +1,4 @@
-import { type Kysely, type Selectable, sql } from 'kysely'
+import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely'
 import { platformNow, platformNowPlus } from '../clock/platform-now.js'
 import type { DB, PaymentsTable } from '../db/schema.js'
 
@@ -20,6 +20,28 @@ export interface NewPayment {
   network: PaymentRow['network']
 }
 
+/**
+ * Who made a move, for the payment's timeline (payment_events, migration 0011): the app (its
+ * key id), the user (their uid), the approval window, the ledger or the sandbox, and the request
+ * that made it (its X-Request-Id, which the request log shows too).
+ */
+export interface MoveBy {
+  actor: 'app' | 'user' | 'approval_window' | 'ledger' | 'sandbox'
+  actorId: string | null
+  requestId: string | null
+}
+export const LEDGER: MoveBy = { actor: 'ledger', actorId: null, requestId: null }
+export const APPROVAL_WINDOW: MoveBy = { actor: 'approval_window', actorId: null, requestId: null }
+
+const EVENT_COLUMNS = ['payment_id', 'app_id', 'kind', 'actor', 'actor_id', 'at', 'request_id', 'detail'] as const
+/**
+ * The timeline rows of the rows a move's statement changed (the CTE `moved`): one statement
+ * writes the move and its events, so they commit together or not at all.
+ */
+function eventsOf(kind: string, by: MoveBy, at: RawBuilder<unknown>, detail: RawBuilder<unknown> = sql`null::text`) {
+  return sql`select identifier, app_id, ${kind}::text, ${by.actor}::text, ${by.actorId}::text, ${at}, ${by.requestId}::text, ${detail} from moved`
+}
+
 /** Whether a database error is the one-open-payment index refusing a second open payment. */
 export function isOpenPaymentConflict(error: unknown): boolean {
   const e = error as { code?: unknown; constraint?: unknown; message?: unknown }
@@ -38,13 +60,32 @@ export function paymentsRepo(db: Kysely<DB>) {
   const select = () => db.selectFrom('payments').selectAll()
   const read = () => select().select(platformNow.as('platform_now'))
   const update = () => db.updateTable('payments')
+  /** A guarded move's UPDATE … RETURNING with its timeline event, as one statement. */
+  const recorded = (moved: ReturnType<ReturnType<typeof update>['returningAll']>, events: RawBuilder<unknown>) =>
+    db
+      .with('moved', () => moved)
+      .with('ev', (qb) => qb.insertInto('payment_events').columns(EVENT_COLUMNS).expression(events))
+      .selectFrom('moved')
+      .selectAll()
+      .executeTakeFirst() as Promise<PaymentRow | undefined>
 
   return {
-    async insert(row: NewPayment): Promise<PaymentRow> {
+    async insert(row: NewPayment, by: MoveBy): Promise<PaymentRow> {
       return db
-        .insertInto('payments')
-        .values({ ...row, metadata: sql<string>`cast(${JSON.stringify(row.metadata)} as jsonb)`, created_at: platformNow })
-        .returningAll()
+        .with('moved', (qb) =>
+          qb
+            .insertInto('payments')
+            .values({ ...row, metadata: sql<string>`cast(${JSON.stringify(row.metadata)} as jsonb)`, created_at: platformNow })
+            .returningAll(),
+        )
+        .with('ev', (qb) =>
+          qb
+            .insertInto('payment_events')
+            .columns(EVENT_COLUMNS)
+            .expression(eventsOf('created', by, sql`created_at`)),
+        )
+        .selectFrom('moved')
+        .selectAll()
         .executeTakeFirstOrThrow()
     },
 
@@ -84,8 +125,9 @@ export function paymentsRepo(db: Kysely<DB>) {
       appId: string,
       uid: string,
       row: Pick<NewPayment, 'identifier' | 'amount' | 'memo' | 'metadata'>,
+      by: MoveBy,
     ): Promise<PaymentRow | undefined> {
-      return db
+      const inserted = db
         .insertInto('payments')
         .columns([
           'identifier',
@@ -125,6 +167,16 @@ export function paymentsRepo(db: Kysely<DB>) {
             .where(sql<boolean>`'wallet_address' = any(au.scopes)`),
         )
         .returningAll()
+      return db
+        .with('moved', () => inserted)
+        .with('ev', (qb) =>
+          qb
+            .insertInto('payment_events')
+            .columns(EVENT_COLUMNS)
+            .expression(eventsOf('created', by, sql`created_at`)),
+        )
+        .selectFrom('moved')
+        .selectAll()
         .executeTakeFirst()
     },
 
@@ -162,8 +214,8 @@ export function paymentsRepo(db: Kysely<DB>) {
     },
 
     /** Approves while the approval window (`windowMs`) is open on the platform clock as stored. */
-    async approve(identifier: string, appId: string, windowMs: number): Promise<PaymentRow | undefined> {
-      return update()
+    async approve(identifier: string, appId: string, windowMs: number, by: MoveBy): Promise<PaymentRow | undefined> {
+      const moved = update()
         .set({ developer_approved: true, approved_at: platformNow })
         .where('identifier', '=', identifier)
         .where('app_id', '=', appId)
@@ -173,11 +225,11 @@ export function paymentsRepo(db: Kysely<DB>) {
         .where('user_cancelled', '=', false)
         .where('created_at', '>', platformNowPlus(-windowMs))
         .returningAll()
-        .executeTakeFirst()
+      return recorded(moved, eventsOf('approved', by, sql`approved_at`))
     },
 
-    async complete(identifier: string, appId: string, txid: string, now: Date): Promise<PaymentRow | undefined> {
-      return update()
+    async complete(identifier: string, appId: string, txid: string, now: Date, by: MoveBy): Promise<PaymentRow | undefined> {
+      const moved = update()
         .set({ developer_completed: true, completed_at: now })
         .where('identifier', '=', identifier)
         .where('app_id', '=', appId)
@@ -185,23 +237,23 @@ export function paymentsRepo(db: Kysely<DB>) {
         .where('tx_verified', '=', true)
         .where(OPEN)
         .returningAll()
-        .executeTakeFirst()
+      return recorded(moved, eventsOf('completed', by, sql`completed_at`, sql`${`txid ${txid}`}::text`))
     },
 
     /** The developer's (or the platform's) cancel: allowed while open and not paid by a verified transaction. */
-    async cancel(identifier: string, appId: string, now: Date): Promise<PaymentRow | undefined> {
-      return update()
+    async cancel(identifier: string, appId: string, now: Date, by: MoveBy, why?: string): Promise<PaymentRow | undefined> {
+      const moved = update()
         .set({ cancelled: true, cancelled_at: now })
         .where('identifier', '=', identifier)
         .where('app_id', '=', appId)
         .where(OPEN)
         .where((eb) => eb.or([eb('txid', 'is', null), eb('tx_verified', '=', false)]))
         .returningAll()
-        .executeTakeFirst()
+      return recorded(moved, eventsOf('cancelled', by, sql`cancelled_at`, sql`${why ?? null}::text`))
     },
 
-    async userCancel(identifier: string, appId: string, userId: string, now: Date): Promise<PaymentRow | undefined> {
-      return update()
+    async userCancel(identifier: string, appId: string, userId: string, now: Date, by: MoveBy): Promise<PaymentRow | undefined> {
+      const moved = update()
         .set({ user_cancelled: true, cancelled_at: now })
         .where('identifier', '=', identifier)
         .where('app_id', '=', appId)
@@ -210,7 +262,7 @@ export function paymentsRepo(db: Kysely<DB>) {
         .where(OPEN)
         .where('txid', 'is', null)
         .returningAll()
-        .executeTakeFirst()
+      return recorded(moved, eventsOf('user_cancelled', by, sql`cancelled_at`))
     },
 
     /**
@@ -227,8 +279,25 @@ export function paymentsRepo(db: Kysely<DB>) {
         // A payment with a transaction was paid (before the rule that refuses it): never cancel it here.
         .where('txid', 'is', null)
         .where('created_at', '<=', platformNowPlus(-windowMs))
-      if (which === 'all') await due.execute()
-      else await ('identifier' in which ? due.where('identifier', '=', which.identifier) : due.where('app_id', '=', which.appId)).execute()
+      const moved = (
+        which === 'all'
+          ? due
+          : 'identifier' in which
+            ? due.where('identifier', '=', which.identifier)
+            : due.where('app_id', '=', which.appId)
+      ).returningAll()
+      const detail = sql`${`not approved within ${windowMs / 1000} s`}::text`
+      await db
+        .with('moved', () => moved)
+        .with('ev', (qb) =>
+          qb
+            .insertInto('payment_events')
+            .columns(EVENT_COLUMNS)
+            .expression(eventsOf('expired', APPROVAL_WINDOW, sql`cancelled_at`, detail)),
+        )
+        .selectFrom('moved')
+        .select('identifier')
+        .execute()
     },
 
     /**
@@ -265,7 +334,7 @@ export function paymentsRepo(db: Kysely<DB>) {
           : sql<boolean>`(to_address = ${payment.to} and amount = cast(${payment.amount} as numeric) and network = ${link.network})`
       const unapproved = sql<boolean>`(direction = 'user_to_app' and not developer_approved)`
       const links = sql<boolean>`(txid is null and ${OPEN} and not ${unapproved})`
-      const row = await update()
+      const moved = update()
         .set({
           txid: sql<string>`case when ${links} then ${link.txid} else txid end`,
           tx_verified: sql<boolean>`case when ${links} then ${verified} else tx_verified end`,
@@ -273,7 +342,23 @@ export function paymentsRepo(db: Kysely<DB>) {
         })
         .where('identifier', '=', identifier)
         .where('from_address', '=', link.payer)
-        .returning([sql<boolean>`txid = ${link.txid}`.as('linked'), unapproved.as('unapproved')])
+        .returning([
+          'identifier',
+          'app_id',
+          'tx_linked_at',
+          'tx_verified',
+          sql<boolean>`txid = ${link.txid}`.as('linked'),
+          unapproved.as('unapproved'),
+        ])
+      // The transaction linked: its event, and a second one when it also verified (same statement).
+      const linkedDetail = sql`${`txid ${link.txid}`}::text`
+      const events = sql`${eventsOf('transaction_linked', LEDGER, sql`tx_linked_at`, linkedDetail)} where linked
+        union all ${eventsOf('transaction_verified', LEDGER, sql`tx_linked_at`, linkedDetail)} where linked and tx_verified`
+      const row = await db
+        .with('moved', () => moved)
+        .with('ev', (qb) => qb.insertInto('payment_events').columns(EVENT_COLUMNS).expression(events))
+        .selectFrom('moved')
+        .select(['linked', 'unapproved'])
         .executeTakeFirst()
       if (row === undefined) return 'not_linked'
       return row.linked ? 'linked' : row.unapproved ? 'not_approved' : 'not_linked'

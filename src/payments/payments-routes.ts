@@ -1,11 +1,12 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { keyPrincipal, tokenPrincipal } from '../http/auth.js'
 import { ApiError, errorResponses } from '../http/errors.js'
 import { KEY_SECURITY } from '../http/openapi.js'
 import { PaymentDTOSchema } from './payment-dto.js'
 import { MAX_AMOUNT, MAX_MEMO_LENGTH, MAX_METADATA_BYTES } from './payment-input.js'
+import type { MoveBy } from './payments-repo.js'
 import type { PaymentsService } from './payments-service.js'
 
 const PaymentParams = Type.Object({ payment_id: Type.String({ minLength: 1, maxLength: 64, description: 'Payment identifier' }) })
@@ -19,6 +20,14 @@ const Metadata = Type.Optional(
   }),
 )
 const TXID = '^[0-9a-f]{64}$'
+
+/** Who makes a move through the API, for the payment's timeline: the key or the user, and the request. */
+function byApp(request: FastifyRequest): MoveBy {
+  return { actor: 'app', actorId: keyPrincipal(request).keyId, requestId: request.id }
+}
+function byUser(request: FastifyRequest): MoveBy {
+  return { actor: 'user', actorId: tokenPrincipal(request).uid, requestId: request.id }
+}
 
 /** The server side of payments: `Authorization: Key`, the app's own payments only. */
 export function paymentsRoutes(app: FastifyInstance, deps: { payments: PaymentsService }): void {
@@ -47,7 +56,7 @@ export function paymentsRoutes(app: FastifyInstance, deps: { payments: PaymentsS
         response: paymentResponse,
       },
     },
-    async (request) => payments.createAppToUser(keyPrincipal(request).appId, request.body.payment),
+    async (request) => payments.createAppToUser(keyPrincipal(request).appId, request.body.payment, byApp(request)),
   )
 
   r.get(
@@ -85,7 +94,7 @@ export function paymentsRoutes(app: FastifyInstance, deps: { payments: PaymentsS
         response: paymentResponse,
       },
     },
-    async (request) => payments.approve(keyPrincipal(request).appId, request.params.payment_id),
+    async (request) => payments.approve(keyPrincipal(request).appId, request.params.payment_id, byApp(request)),
   )
 
   r.post(
@@ -111,7 +120,7 @@ export function paymentsRoutes(app: FastifyInstance, deps: { payments: PaymentsS
     async (request) => {
       const txid = request.body.txid
       if (txid === undefined) throw new ApiError('missing_txid', 'Send the ledger transaction id as {"txid": "…"}.')
-      return payments.complete(keyPrincipal(request).appId, request.params.payment_id, txid)
+      return payments.complete(keyPrincipal(request).appId, request.params.payment_id, txid, byApp(request))
     },
   )
 
@@ -121,7 +130,7 @@ export function paymentsRoutes(app: FastifyInstance, deps: { payments: PaymentsS
       config,
       schema: { ...common, operationId: 'cancelPayment', summary: 'Cancel a payment', params: PaymentParams, response: paymentResponse },
     },
-    async (request) => payments.cancel(keyPrincipal(request).appId, request.params.payment_id),
+    async (request) => payments.cancel(keyPrincipal(request).appId, request.params.payment_id, byApp(request)),
   )
 }
 
@@ -145,7 +154,7 @@ export function clientPaymentsRoutes(app: FastifyInstance, deps: { payments: Pay
         response: { 201: PaymentDTOSchema, ...errorResponses(401, 409) },
       },
     },
-    async (request, reply) => reply.code(201).send(await payments.createUserToApp(tokenPrincipal(request), request.body)),
+    async (request, reply) => reply.code(201).send(await payments.createUserToApp(tokenPrincipal(request), request.body, byUser(request))),
   )
 
   r.get(
@@ -205,6 +214,6 @@ export function clientPaymentsRoutes(app: FastifyInstance, deps: { payments: Pay
         response: paymentResponse,
       },
     },
-    async (request) => payments.userCancel(tokenPrincipal(request), request.params.payment_id),
+    async (request) => payments.userCancel(tokenPrincipal(request), request.params.payment_id, byUser(request)),
   )
 }

@@ -12,7 +12,7 @@ import { unstorableText } from '../lib/text.js'
 import { type PaymentDTO, toPaymentDTO } from './payment-dto.js'
 import { checkAmount, checkMemo, checkMetadata } from './payment-input.js'
 import { approvalExpired, decide, type Move } from './payment-state.js'
-import { isOpenPaymentConflict, type PaymentRead, type PaymentRow, paymentsRepo } from './payments-repo.js'
+import { isOpenPaymentConflict, type MoveBy, type PaymentRead, type PaymentRow, paymentsRepo } from './payments-repo.js'
 
 /**
  * The result code of a transaction the platform signed for a payment that, by the time the
@@ -188,7 +188,7 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
 
   return {
     /** A2U: the app pays one of its users. */
-    async createAppToUser(appId: string, input: PaymentInput & { uid?: unknown }): Promise<PaymentDTO> {
+    async createAppToUser(appId: string, input: PaymentInput & { uid?: unknown }, by: MoveBy): Promise<PaymentDTO> {
       const amount = checked(checkAmount(input.amount))
       const memo = checked(checkMemo(input.memo))
       const metadata = checked(checkMetadata(input.metadata))
@@ -200,12 +200,17 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
       // read by the INSERT itself), and on a conflict say which payment blocks.
       for (let attempt = 0; attempt < 3; attempt++) {
         try {
-          const row = await repo.insertForMember(appId, uid, {
-            identifier: newIdentifier(),
-            amount,
-            memo,
-            metadata,
-          })
+          const row = await repo.insertForMember(
+            appId,
+            uid,
+            {
+              identifier: newIdentifier(),
+              amount,
+              memo,
+              metadata,
+            },
+            by,
+          )
           if (row !== undefined) return dto(row)
           const member = await repo.findMember(appId, uid)
           if (member === undefined) throw new ApiError('user_not_found', `No user with uid ${uid} has signed in to this app.`)
@@ -232,7 +237,7 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
      * rule: an open payment without a transaction is cancelled by the new one; one that was
      * already paid on the ledger blocks it until the app completes it.
      */
-    async createUserToApp(principal: TokenPrincipal, input: PaymentInput): Promise<PaymentDTO> {
+    async createUserToApp(principal: TokenPrincipal, input: PaymentInput, by: MoveBy): Promise<PaymentDTO> {
       const amount = checked(checkAmount(input.amount))
       const memo = checked(checkMemo(input.memo))
       const metadata = checked(checkMetadata(input.metadata))
@@ -247,25 +252,29 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
           if (open !== undefined) {
             if (open.txid !== null) throw ongoing(open)
             // The old payment may have been paid since it was read: then it blocks, as above.
-            if ((await txRepo.cancel(open.identifier, principal.appId, now)) === undefined) {
+            const replaced = 'replaced by a new payment of the user (one open payment per user and app)'
+            if ((await txRepo.cancel(open.identifier, principal.appId, now, by, replaced)) === undefined) {
               const still = await txRepo.findOpen(principal.appId, principal.userId, 'user_to_app')
               if (still !== undefined) throw ongoing(still)
             }
           }
           const parties = await txRepo.findParties(principal.appId, principal.userId)
-          return txRepo.insert({
-            identifier: newIdentifier(),
-            app_id: principal.appId,
-            user_id: principal.userId,
-            user_uid: principal.uid,
-            direction: 'user_to_app',
-            amount,
-            memo,
-            metadata,
-            from_address: parties.user_wallet,
-            to_address: parties.app_wallet,
-            network: parties.network,
-          })
+          return txRepo.insert(
+            {
+              identifier: newIdentifier(),
+              app_id: principal.appId,
+              user_id: principal.userId,
+              user_uid: principal.uid,
+              direction: 'user_to_app',
+              amount,
+              memo,
+              metadata,
+              from_address: parties.user_wallet,
+              to_address: parties.app_wallet,
+              network: parties.network,
+            },
+            by,
+          )
         })
       try {
         return dto(await create())
@@ -287,21 +296,21 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
       return dto(await readForUser(principal, id))
     },
 
-    async approve(appId: string, id: string): Promise<PaymentDTO> {
+    async approve(appId: string, id: string, by: MoveBy): Promise<PaymentDTO> {
       const row = await move(
         () => viewForApp(appId, id),
-        () => repo.approve(id, appId, approvalWindowMs),
+        () => repo.approve(id, appId, approvalWindowMs, by),
         { kind: 'approve' },
       )
       return dto(row)
     },
 
-    async complete(appId: string, id: string, txid: string): Promise<PaymentDTO> {
+    async complete(appId: string, id: string, txid: string, by: MoveBy): Promise<PaymentDTO> {
       try {
         return dto(
           await move(
             () => viewForApp(appId, id),
-            () => repo.complete(id, appId, txid, clock.now()),
+            () => repo.complete(id, appId, txid, clock.now(), by),
             { kind: 'complete', txid },
           ),
         )
@@ -316,21 +325,21 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
       }
     },
 
-    async cancel(appId: string, id: string): Promise<PaymentDTO> {
+    async cancel(appId: string, id: string, by: MoveBy): Promise<PaymentDTO> {
       return dto(
         await move(
           () => viewForApp(appId, id),
-          () => repo.cancel(id, appId, clock.now()),
+          () => repo.cancel(id, appId, clock.now(), by),
           { kind: 'cancel' },
         ),
       )
     },
 
-    async userCancel(principal: TokenPrincipal, id: string): Promise<PaymentDTO> {
+    async userCancel(principal: TokenPrincipal, id: string, by: MoveBy): Promise<PaymentDTO> {
       return dto(
         await move(
           () => viewForUser(principal, id),
-          () => repo.userCancel(id, principal.appId, principal.userId, clock.now()),
+          () => repo.userCancel(id, principal.appId, principal.userId, clock.now(), by),
           { kind: 'user_cancel' },
         ),
       )

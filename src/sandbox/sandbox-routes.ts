@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
+import { checkAppName, checkAppUrl, MAX_APP_NAME } from '../apps/app-rules.js'
 import type { AppsService } from '../apps/apps-service.js'
 import { MAX_ADVANCE_SECONDS, MAX_OFFSET_SECONDS, type PlatformClock } from '../clock/clock.js'
 import { ApiError, errorResponses } from '../http/errors.js'
@@ -39,6 +40,19 @@ export interface SandboxDeps {
   /** Puts the clock back on real time (clock-reset.ts); answers the platform time after. */
   resetClock: () => Promise<Date>
   maxTokenTtlSeconds: number
+  /** Plinth's own origin, which an app's URL may not be on (app-rules.ts). */
+  publicUrl: string
+}
+
+const AppName = Type.String({
+  minLength: 1,
+  maxLength: MAX_APP_NAME,
+  'x-hint': `1 to ${MAX_APP_NAME} characters, shown in the sandbox and the console`,
+})
+
+function checked(result: { ok: true; value: string } | { ok: false; message: string }): string {
+  if (!result.ok) throw new ApiError('invalid_arguments', result.message)
+  return result.value
 }
 
 /** The platform side for developers and tests: act as the platform and as the user. Absent in production mode. */
@@ -57,7 +71,7 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxDeps): void {
         operationId: 'sandboxCreateApp',
         summary: 'Create an app with a funded wallet and a first server API key',
         body: Type.Object({
-          name: Type.String({ minLength: 1, maxLength: 100 }),
+          name: AppName,
           network: Type.Optional(NetworkSchema),
           url: Type.Optional(AppUrl),
         }),
@@ -77,9 +91,9 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxDeps): void {
     },
     async (request, reply) => {
       const created = await apps.createApp({
-        name: request.body.name,
+        name: checked(checkAppName(request.body.name)),
         network: request.body.network ?? 'Pi Testnet',
-        url: request.body.url,
+        url: request.body.url === undefined ? undefined : checked(checkAppUrl(request.body.url, deps.publicUrl)),
       })
       return reply.code(201).send({
         app_id: created.app.id,
@@ -90,6 +104,50 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxDeps): void {
         key_id: created.keyId,
         wallet: created.wallet,
       })
+    },
+  )
+
+  r.patch(
+    '/sandbox/apps/:app_id',
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: 'sandboxUpdateApp',
+        summary: "Edit an app's name or frontend URL (url: null removes it)",
+        description:
+          `The rules of creation: a name of 1 to ${MAX_APP_NAME} characters (not blank, no control characters); an absolute ` +
+          "http(s) URL that is not on Plinth's own origin (localhost, 127.0.0.1 and [::1] count as one host).",
+        params: Type.Object({ app_id: Id('The app') }),
+        body: Type.Object({ name: Type.Optional(AppName), url: Type.Optional(Type.Union([AppUrl, Type.Null()])) }),
+        response: {
+          200: Type.Object({
+            app_id: Type.String(),
+            name: Type.String(),
+            network: NetworkSchema,
+            url: Type.Union([Type.String(), Type.Null()]),
+            wallet_address: Type.String(),
+            created_at: Type.String(),
+          }),
+          ...errorResponses(401, 404),
+        },
+      },
+    },
+    async (request) => {
+      const { name, url } = request.body
+      if (name === undefined && url === undefined) throw new ApiError('invalid_arguments', 'Send name, url or both.')
+      const changes: { name?: string; url?: string | null } = {}
+      if (name !== undefined) changes.name = checked(checkAppName(name))
+      if (url !== undefined) changes.url = url === null ? null : checked(checkAppUrl(url, deps.publicUrl))
+      const row = await apps.updateApp(request.params.app_id, changes)
+      return {
+        app_id: row.id,
+        name: row.name,
+        network: row.network,
+        url: row.url,
+        wallet_address: row.wallet_address,
+        created_at: row.created_at.toISOString(),
+      }
     },
   )
 
@@ -261,7 +319,13 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxDeps): void {
         operationId: 'sandboxAdvanceClock',
         summary: 'Move the platform clock forward for everything time-based',
         description: `At most ${MAX_ADVANCE_SECONDS} s (ten years) a move and ${MAX_OFFSET_SECONDS} s (a hundred years) ahead of the wall clock in all; never back (POST /sandbox/clock/reset returns to real time).`,
-        body: Type.Object({ advance_seconds: Type.Number({ exclusiveMinimum: 0, maximum: MAX_ADVANCE_SECONDS }) }),
+        body: Type.Object({
+          advance_seconds: Type.Number({
+            exclusiveMinimum: 0,
+            maximum: MAX_ADVANCE_SECONDS,
+            'x-hint': `in seconds: an hour is 3,600, a day 86,400; at most ${MAX_ADVANCE_SECONDS / 86_400} days (ten years) a move`,
+          }),
+        }),
         response: { 200: ClockSchema, ...errorResponses(400, 401) },
       },
     },
@@ -271,7 +335,7 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxDeps): void {
         const left = Math.max(0, MAX_OFFSET_SECONDS - clock.offsetMs() / 1000)
         throw new ApiError(
           'clock_out_of_range',
-          `The platform clock may be at most ${MAX_OFFSET_SECONDS} s (a hundred years) ahead of the wall clock; it can move ${left} s more.`,
+          `The platform clock may be at most ${MAX_OFFSET_SECONDS} s (${MAX_OFFSET_SECONDS / 86_400} days, a hundred years) ahead of the wall clock; it can move ${left} s (${Math.floor(left / 86_400)} days) more, or reset to real time.`,
         )
       }
       return clockBody()

@@ -1,11 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
-import type { Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import { Type } from 'typebox'
 import type { DB } from '../db/schema.js'
 import { ApiError, errorResponses } from '../http/errors.js'
 import { ADMIN_SECURITY } from '../http/openapi.js'
-import { PaymentDTOSchema, toPaymentDTO } from '../payments/payment-dto.js'
+import { containsPattern, decodeCursor, encodeCursor } from './cursors.js'
 
 /**
  * Read-only views of the platform for the sandbox browser and the developer console: apps,
@@ -16,6 +16,8 @@ const Limit = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maxi
 /** An app's keys and a user's apps are listed whole up to this many (the newest when there are more). */
 export const MAX_NESTED_ROWS = 200
 const AppParams = Type.Object({ app_id: Type.String({ minLength: 1, maxLength: 64 }) })
+/** A row's created_at in microseconds since 1970, exactly: the sort key of the cursors (JavaScript dates keep milliseconds). */
+const micros = sql<number>`(extract(epoch from created_at) * 1000000)::bigint`
 const iso = (date: Date | null) => date?.toISOString() ?? null
 const IsoOrNull = Type.Union([Type.String(), Type.Null()])
 
@@ -32,13 +34,11 @@ export function sandboxViews(
   app: FastifyInstance,
   deps: {
     db: Kysely<DB>
-    publicUrl: string
-    expireDueApprovals: (appId: string) => Promise<void>
     /** Applies the app's ad verdicts that fell due, as GET /v2/ads_network/status does for one ad. */
     settleDueAds: (appId: string) => Promise<void>
   },
 ): void {
-  const { db, publicUrl } = deps
+  const { db } = deps
   const r = app.withTypeProvider<TypeBoxTypeProvider>()
   const common = { tags: ['Sandbox'], security: ADMIN_SECURITY }
   const config = { auth: 'admin' as const }
@@ -64,19 +64,31 @@ export function sandboxViews(
       schema: {
         ...common,
         operationId: 'sandboxListApps',
-        summary: 'List apps',
-        querystring: Limit,
-        response: { 200: Type.Object({ apps: Type.Array(AppView) }), ...errorResponses(401) },
+        summary: 'List apps, newest first; before=<next_cursor> pages back',
+        querystring: Type.Object({ ...Limit.properties, before: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) }),
+        response: {
+          200: Type.Object({ apps: Type.Array(AppView), next_cursor: Type.Union([Type.String(), Type.Null()]) }),
+          ...errorResponses(401),
+        },
       },
     },
     async (request) => {
-      const rows = await db
-        .selectFrom('apps')
-        .selectAll()
-        .orderBy('created_at', 'desc')
-        .limit(request.query.limit ?? 50)
+      const limit = request.query.limit ?? 50
+      const cursor = request.query.before === undefined ? undefined : decodeCursor('before', request.query.before, 'apps', '')
+      let query = db.selectFrom('apps').selectAll().select(micros.as('created_us'))
+      if (cursor !== undefined) query = query.where(sql<boolean>`(${micros}, id) < (${cursor.n}::bigint, ${cursor.id ?? ''}::text)`)
+      const rows = await query
+        .orderBy(micros, 'desc')
+        .orderBy('id', 'desc')
+        .limit(limit + 1)
         .execute()
-      return { apps: rows.map(appView) }
+      const page = rows.slice(0, limit)
+      const last = page[page.length - 1]
+      return {
+        apps: page.map(appView),
+        next_cursor:
+          rows.length > limit && last !== undefined ? encodeCursor('apps', '', { n: Number(last.created_us), id: last.id }) : null,
+      }
     },
   )
 
@@ -137,25 +149,55 @@ export function sandboxViews(
       schema: {
         ...common,
         operationId: 'sandboxListUsers',
-        summary: 'List users (or find one by username)',
-        querystring: Type.Object({ ...Limit.properties, username: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })) }),
-        response: { 200: Type.Object({ users: Type.Array(UserView) }), ...errorResponses(401) },
+        summary: 'List users, newest first: search by name, page with before=<next_cursor>',
+        description:
+          '`q` finds usernames that contain it, regardless of case (those that start with it first is not promised: ' +
+          'newest first always); `username` finds one user exactly (regardless of case). `total` counts every match.',
+        querystring: Type.Object({
+          ...Limit.properties,
+          username: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
+          q: Type.Optional(Type.String({ minLength: 1, maxLength: 32, 'x-hint': 'a part of a username' })),
+          before: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+        }),
+        response: {
+          200: Type.Object({
+            users: Type.Array(UserView),
+            next_cursor: Type.Union([Type.String(), Type.Null()]),
+            total: Type.Integer({ description: 'How many users match (all pages)' }),
+          }),
+          ...errorResponses(401),
+        },
       },
     },
     async (request) => {
-      let query = db.selectFrom('users').select(['id', 'username', 'wallet_address', 'created_at'])
-      if (request.query.username !== undefined) query = query.where('username_key', '=', request.query.username.toLowerCase())
-      const rows = await query
-        .orderBy('created_at', 'desc')
-        .limit(request.query.limit ?? 50)
-        .execute()
+      const { username, q } = request.query
+      const limit = request.query.limit ?? 50
+      const cursor = request.query.before === undefined ? undefined : decodeCursor('before', request.query.before, 'users', '')
+      let matching = db.selectFrom('users')
+      if (username !== undefined) matching = matching.where('username_key', '=', username.toLowerCase())
+      if (q !== undefined) matching = matching.where('username_key', 'like', containsPattern(q))
+      let query = matching.select(['id', 'username', 'wallet_address', 'created_at', micros.as('created_us')])
+      if (cursor !== undefined) query = query.where(sql<boolean>`(${micros}, id) < (${cursor.n}::bigint, ${cursor.id ?? ''}::text)`)
+      const [rows, count] = await Promise.all([
+        query
+          .orderBy(micros, 'desc')
+          .orderBy('id', 'desc')
+          .limit(limit + 1)
+          .execute(),
+        matching.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow(),
+      ])
+      const page = rows.slice(0, limit)
+      const last = page[page.length - 1]
       return {
-        users: rows.map((u) => ({
+        users: page.map((u) => ({
           user_id: u.id,
           username: u.username,
           wallet_address: u.wallet_address,
           created_at: u.created_at.toISOString(),
         })),
+        next_cursor:
+          rows.length > limit && last !== undefined ? encodeCursor('users', '', { n: Number(last.created_us), id: last.id }) : null,
+        total: count.n,
       }
     },
   )
@@ -210,36 +252,6 @@ export function sandboxViews(
         created_at: user.created_at.toISOString(),
         apps: memberships,
       }
-    },
-  )
-
-  r.get(
-    '/sandbox/apps/:app_id/payments',
-    {
-      config,
-      schema: {
-        ...common,
-        operationId: 'sandboxListPayments',
-        summary: "An app's payments, with the platform user each belongs to",
-        params: AppParams,
-        querystring: Limit,
-        response: {
-          200: Type.Object({ payments: Type.Array(Type.Object({ ...PaymentDTOSchema.properties, user_id: Type.String() })) }),
-          ...errorResponses(401, 404),
-        },
-      },
-    },
-    async (request) => {
-      await requireApp(request.params.app_id)
-      await deps.expireDueApprovals(request.params.app_id)
-      const rows = await db
-        .selectFrom('payments')
-        .selectAll()
-        .where('app_id', '=', request.params.app_id)
-        .orderBy('created_at', 'desc')
-        .limit(request.query.limit ?? 50)
-        .execute()
-      return { payments: rows.map((row) => ({ ...toPaymentDTO(row, publicUrl), user_id: row.user_id })) }
     },
   )
 

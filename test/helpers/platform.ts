@@ -42,6 +42,8 @@ export interface PlatformOptions {
   rateLimits?: { keyPerMinute: number; tokenPerMinute: number; now?: () => number }
   /** The ledger streams' bounds (the defaults when absent). */
   streams?: StreamLimits
+  /** The request log (PLINTH_REQUEST_LOG): on in sandbox mode and off in production unless given. */
+  requestLog?: boolean
 }
 
 /**
@@ -78,6 +80,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Test
       rateLimitKeyPerMinute: options.rateLimits?.keyPerMinute ?? 0,
       rateLimitTokenPerMinute: options.rateLimits?.tokenPerMinute ?? 0,
       ...(options.streams === undefined ? {} : { streams: options.streams }),
+      ...(options.requestLog === undefined ? {} : { requestLog: options.requestLog }),
     },
     ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
     ...(options.rateLimits?.now === undefined ? {} : { rateLimitNow: options.rateLimits.now }),

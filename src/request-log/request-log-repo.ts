@@ -1,0 +1,107 @@
+import { type Kysely, type Selectable, sql } from 'kysely'
+import type { DB, RequestLogTable } from '../db/schema.js'
+
+export type RequestLogRow = Selectable<RequestLogTable>
+
+/** A row as the buffer hands it over (bodies already redacted and bounded). */
+export interface RequestLogInsert {
+  app_id: string
+  at: Date
+  method: string
+  path: string
+  route: string
+  operation_id: string | null
+  key_id: string | null
+  user_uid: string | null
+  status: number
+  error_code: string | null
+  latency_ms: number
+  request_id: string
+  request_body: string | null
+  response_body: string | null
+  fault: string | null
+}
+
+export interface RequestLogFilter {
+  appId: string
+  /** An exact status (404) or a class (4 for 4xx). */
+  status?: { exact: number } | { class: number }
+  /** A route pattern, an operationId, or the start of a path. */
+  route?: string
+  /** A user's uid or a key id. */
+  user?: string
+  error?: string
+  /** Older than this id, newest first. */
+  before?: number
+  /** Newer than this id, oldest first. */
+  after?: number
+  limit: number
+}
+
+export function requestLogRepo(db: Kysely<DB>) {
+  return {
+    /**
+     * One statement for a whole batch, whatever its size: every column goes in as one array
+     * parameter (`unnest`), so the statement is prepared once per connection.
+     */
+    async insertMany(rows: RequestLogInsert[]): Promise<void> {
+      if (rows.length === 0) return
+      const col = <K extends keyof RequestLogInsert>(key: K) => rows.map((row) => row[key])
+      await sql`
+        insert into request_log (app_id, at, method, path, route, operation_id, key_id, user_uid, status, error_code,
+                                 latency_ms, request_id, request_body, response_body, fault)
+        select * from unnest(
+          ${col('app_id')}::text[], ${col('at').map((d) => d.toISOString())}::timestamptz[], ${col('method')}::text[],
+          ${col('path')}::text[], ${col('route')}::text[], ${col('operation_id')}::text[], ${col('key_id')}::text[],
+          ${col('user_uid')}::text[], ${col('status')}::int[], ${col('error_code')}::text[],
+          ${col('latency_ms')}::numeric[], ${col('request_id')}::text[], ${col('request_body')}::text[],
+          ${col('response_body')}::text[], ${col('fault')}::text[])`.execute(db)
+    },
+
+    async list(filter: RequestLogFilter): Promise<RequestLogRow[]> {
+      let query = db.selectFrom('request_log').selectAll().where('app_id', '=', filter.appId)
+      const { status } = filter
+      if (status !== undefined) {
+        query =
+          'exact' in status
+            ? query.where('status', '=', status.exact)
+            : query.where('status', '>=', status.class * 100).where('status', '<', status.class * 100 + 100)
+      }
+      if (filter.route !== undefined) {
+        const route = filter.route
+        query = query.where((eb) =>
+          eb.or([eb('route', '=', route), eb('operation_id', '=', route), eb(sql`left(path, ${route.length})`, '=', route)]),
+        )
+      }
+      if (filter.user !== undefined) {
+        const user = filter.user
+        query = query.where((eb) => eb.or([eb('user_uid', '=', user), eb('key_id', '=', user)]))
+      }
+      if (filter.error !== undefined) query = query.where('error_code', '=', filter.error)
+      if (filter.after !== undefined) {
+        return query.where('id', '>', filter.after).orderBy('id', 'asc').limit(filter.limit).execute()
+      }
+      if (filter.before !== undefined) query = query.where('id', '<', filter.before)
+      return query.orderBy('id', 'desc').limit(filter.limit).execute()
+    },
+
+    async find(appId: string, id: number): Promise<RequestLogRow | undefined> {
+      return db.selectFrom('request_log').selectAll().where('app_id', '=', appId).where('id', '=', id).executeTakeFirst()
+    },
+
+    /**
+     * Retention: rows older than `maxAgeSeconds` (by the database's clock when written, not the
+     * platform clock the sandbox moves), and each given app's rows beyond its newest `maxRowsPerApp`.
+     */
+    async prune(appIds: string[], maxRowsPerApp: number, maxAgeSeconds: number): Promise<void> {
+      await db.deleteFrom('request_log').where('logged_at', '<', sql<Date>`now() - make_interval(secs => ${maxAgeSeconds})`).execute()
+      for (const appId of appIds) {
+        await sql`
+          delete from request_log where app_id = ${appId} and id <= (
+            select id from request_log where app_id = ${appId} order by id desc offset ${maxRowsPerApp} limit 1)`.execute(db)
+      }
+    },
+  }
+}
+
+export type RequestLogRepo = ReturnType<typeof requestLogRepo>
