@@ -35,7 +35,10 @@ import { clientPaymentsRoutes, paymentsRoutes } from './payments/payments-routes
 import { paymentsServiceFactory } from './payments/payments-service.js'
 import { clockResetFactory } from './sandbox/clock-reset.js'
 import { sandboxRoutes } from './sandbox/sandbox-routes.js'
+import { createSandboxSync } from './sandbox/sandbox-sync.js'
 import { sandboxViews } from './sandbox/sandbox-views.js'
+import { worldRoutes } from './sandbox/world-routes.js'
+import { worldServiceFactory } from './sandbox/world-service.js'
 import { systemRoutes } from './system/system-routes.js'
 import { sandboxPageRoutes } from './web/sandbox-page-routes.js'
 import { sdkRoutes } from './web/sdk-routes.js'
@@ -238,6 +241,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const ads = adsServiceFactory({ db, clock, verdictDelayMs: config.adVerdictDelaySeconds * 1000 })
   const notifications = notificationsServiceFactory({ db, clock })
 
+  // Sandbox mode: what each process holds for the sandbox (faults, the clock epoch of a reset) kept exact across processes.
+  const sync =
+    config.mode === 'sandbox'
+      ? createSandboxSync({ db, clock, onError: (error) => app.log.warn({ err: error }, 'could not read the sandbox state') })
+      : undefined
+  if (sync !== undefined) {
+    app.addHook('onReady', () => sync.start())
+    app.addHook('onClose', () => sync.stop())
+  }
+
   registerAuth(app, {
     adminToken: config.adminToken,
     authenticator: credentials.authenticator({ verifyApiKey: apps.verifyApiKey, verifyAccessToken: identity.verifyAccessToken }),
@@ -257,13 +270,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   notificationsRoutes(app, { notifications })
   sdkRoutes(app)
   await app.register(horizonRoutes, { prefix: '/ledger', routes, ledger, clock, publicUrl: config.publicUrl, version: VERSION })
-  if (config.mode === 'sandbox') {
+  if (sync !== undefined) {
     const resetClock = clockResetFactory({
       db,
       clock,
       approvalWindowMs: config.approvalWindowSeconds * 1000,
     })
     sandboxRoutes(app, { apps, identity, clock, resetClock, maxTokenTtlSeconds: 30 * 86_400 })
+    worldRoutes(app, { world: worldServiceFactory({ db, clock, secretKey, sync }) })
     ledgerSandboxRoutes(app, { ledger })
     adsSandboxRoutes(app, { ads, apps })
     notificationsSandboxRoutes(app, { notifications })

@@ -8,6 +8,7 @@ import * as credentialEvents from './migrations/0006-credential-events.js'
 import * as notificationQuotaState from './migrations/0007-notification-quota-state.js'
 import * as credentialEventsXid from './migrations/0008-credential-events-xid.js'
 import * as clockEpoch from './migrations/0009-clock-epoch.js'
+import * as sandboxState from './migrations/0012-sandbox-state.js'
 
 /** Ordered migrations. A new migration is a new file here, never an edit of an applied one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0007-notification-quota-state': notificationQuotaState,
   '0008-credential-events-xid': credentialEventsXid,
   '0009-clock-epoch': clockEpoch,
+  '0012-sandbox-state': sandboxState,
 }
 
 /**
