@@ -34,6 +34,9 @@ import { linkPayments, paymentsLedger } from './payments/payments-ledger.js'
 import { clientPaymentsRoutes, paymentsRoutes } from './payments/payments-routes.js'
 import { paymentsServiceFactory } from './payments/payments-service.js'
 import { clockResetFactory } from './sandbox/clock-reset.js'
+import { registerFaultInjection } from './sandbox/fault-injection.js'
+import { faultsRoutes } from './sandbox/faults-routes.js'
+import { faultsServiceFactory } from './sandbox/faults-service.js'
 import { sandboxRoutes } from './sandbox/sandbox-routes.js'
 import { createSandboxSync } from './sandbox/sandbox-sync.js'
 import { sandboxViews } from './sandbox/sandbox-views.js'
@@ -262,6 +265,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...(deps.rateLimitNow === undefined ? {} : { now: deps.rateLimitNow }),
   })
 
+  // Sandbox mode: before the routes, so it sees every /v2 route declared (production never looks a fault up).
+  const faults = sync === undefined ? undefined : faultsServiceFactory({ db, sync })
+  const faultable = faults === undefined ? undefined : registerFaultInjection(app, { faults })
+
   systemRoutes(app, { ping: deps.ping })
   meRoutes(app, { identity })
   paymentsRoutes(app, { payments })
@@ -278,6 +285,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     })
     sandboxRoutes(app, { apps, identity, clock, resetClock, maxTokenTtlSeconds: 30 * 86_400 })
     worldRoutes(app, { world: worldServiceFactory({ db, clock, secretKey, sync }) })
+    if (faults !== undefined && faultable !== undefined) faultsRoutes(app, { faults, routes: faultable })
     ledgerSandboxRoutes(app, { ledger })
     adsSandboxRoutes(app, { ads, apps })
     notificationsSandboxRoutes(app, { notifications })
