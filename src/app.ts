@@ -39,9 +39,15 @@ import { paymentsServiceFactory } from './payments/payments-service.js'
 import { type RequestLog as RequestLogWriter, registerRequestLog } from './request-log/request-log.js'
 import { requestLogRoutes } from './request-log/request-log-routes.js'
 import { clockResetFactory } from './sandbox/clock-reset.js'
+import { registerFaultInjection } from './sandbox/fault-injection.js'
+import { faultsRoutes } from './sandbox/faults-routes.js'
+import { faultsServiceFactory } from './sandbox/faults-service.js'
 import { sandboxPayments } from './sandbox/sandbox-payments.js'
 import { sandboxRoutes } from './sandbox/sandbox-routes.js'
+import { createSandboxSync } from './sandbox/sandbox-sync.js'
 import { sandboxViews } from './sandbox/sandbox-views.js'
+import { worldRoutes } from './sandbox/world-routes.js'
+import { worldServiceFactory } from './sandbox/world-service.js'
 import { systemRoutes } from './system/system-routes.js'
 import { sandboxPageRoutes } from './web/sandbox-page-routes.js'
 import { sdkRoutes } from './web/sdk-routes.js'
@@ -272,6 +278,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const ads = adsServiceFactory({ db, clock, verdictDelayMs: config.adVerdictDelaySeconds * 1000 })
   const notifications = notificationsServiceFactory({ db, clock })
 
+  // Sandbox mode: what each process holds for the sandbox (faults, the clock epoch of a reset) kept exact across processes.
+  const sync =
+    config.mode === 'sandbox'
+      ? createSandboxSync({ db, clock, onError: (error) => app.log.warn({ err: error }, 'could not read the sandbox state') })
+      : undefined
+  if (sync !== undefined) {
+    app.addHook('onReady', () => sync.start())
+    app.addHook('onClose', () => sync.stop())
+  }
+
   registerAuth(app, {
     adminToken: config.adminToken,
     authenticator: credentials.authenticator({ verifyApiKey: apps.verifyApiKey, verifyAccessToken: identity.verifyAccessToken }),
@@ -283,6 +299,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...(deps.rateLimitNow === undefined ? {} : { now: deps.rateLimitNow }),
   })
 
+  // Sandbox mode: before the routes, so it sees every /v2 route declared (production never looks a fault up).
+  const faults = sync === undefined ? undefined : faultsServiceFactory({ db, sync })
+  const faultable = faults === undefined ? undefined : registerFaultInjection(app, { faults })
   // Before the routes it logs (the /v2 routes); on by default in sandbox mode only.
   const requestLog: RequestLogWriter | undefined =
     (config.requestLog ?? config.mode === 'sandbox') ? registerRequestLog(app, { db, clock, log: app.log }) : undefined
@@ -295,13 +314,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   notificationsRoutes(app, { notifications })
   sdkRoutes(app)
   await app.register(horizonRoutes, { prefix: '/ledger', routes, ledger, clock, publicUrl: config.publicUrl, version: VERSION, streams })
-  if (config.mode === 'sandbox') {
+  if (sync !== undefined) {
     const resetClock = clockResetFactory({
       db,
       clock,
       approvalWindowMs: config.approvalWindowSeconds * 1000,
     })
     sandboxRoutes(app, { apps, identity, clock, resetClock, maxTokenTtlSeconds: 30 * 86_400, publicUrl: config.publicUrl })
+    worldRoutes(app, { world: worldServiceFactory({ db, clock, secretKey, sync }) })
+    if (faults !== undefined && faultable !== undefined) faultsRoutes(app, { faults, routes: faultable })
     ledgerSandboxRoutes(app, { ledger })
     adsSandboxRoutes(app, { ads, apps, requireUser: identity.requireUser })
     notificationsSandboxRoutes(app, { notifications })

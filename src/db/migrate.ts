@@ -10,6 +10,7 @@ import * as credentialEventsXid from './migrations/0008-credential-events-xid.js
 import * as clockEpoch from './migrations/0009-clock-epoch.js'
 import * as requestLog from './migrations/0010-request-log.js'
 import * as paymentEvents from './migrations/0011-payment-events.js'
+import * as sandboxState from './migrations/0012-sandbox-state.js'
 import * as ledgerHorizon from './migrations/0013-ledger-horizon.js'
 
 /** Ordered migrations. A new migration is a new file here, never an edit of an applied one. */
@@ -26,6 +27,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0013-ledger-horizon': ledgerHorizon,
   '0010-request-log': requestLog,
   '0011-payment-events': paymentEvents,
+  '0012-sandbox-state': sandboxState,
 }
 
 /**

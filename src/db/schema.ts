@@ -240,6 +240,50 @@ export interface PaymentEventsTable {
   detail: string | null
 }
 
+/** Migration 0012: what processes hold in memory for the sandbox changes with this number (sandbox-sync.ts). */
+export interface SandboxGenerationTable {
+  id: Defaulted<number>
+  value: number
+}
+
+/** Migration 0012: every process in sandbox mode, and the sandbox generation it has applied. */
+export interface SandboxProcessesTable {
+  id: string
+  generation: number
+  seen_at: Defaulted<Date>
+}
+
+/** Migration 0012: injected faults (faults-service.ts). */
+export interface SandboxFaultsTable {
+  id: string
+  app_id: string
+  route: string | null
+  operation_id: string | null
+  user_uid: string | null
+  effect: unknown
+  run_when: 'before' | 'after'
+  /** Null: until cleared. */
+  times_left: number | null
+  probability: number
+  created_at: Date
+}
+
+/** Migration 0012: named snapshots (world.ts). */
+export interface SandboxSnapshotsTable {
+  name: string
+  created_at: Date
+  clock_offset_ms: number
+  /** Sequence name to its last value (`{ "ledger_numbers": { "last": 12, "called": true } }`). */
+  sequences: unknown
+  bytes: number
+}
+
+export interface SandboxSnapshotRowsTable {
+  snapshot: string
+  table_name: string
+  data: unknown
+}
+
 export interface DB {
   ledger_accounts: LedgerAccountsTable
   ledger_transactions: LedgerTransactionsTable
@@ -259,4 +303,9 @@ export interface DB {
   credential_events: CredentialEventsTable
   request_log: RequestLogTable
   payment_events: PaymentEventsTable
+  sandbox_generation: SandboxGenerationTable
+  sandbox_processes: SandboxProcessesTable
+  sandbox_faults: SandboxFaultsTable
+  sandbox_snapshots: SandboxSnapshotsTable
+  sandbox_snapshot_rows: SandboxSnapshotRowsTable
 }

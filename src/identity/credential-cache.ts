@@ -35,6 +35,8 @@ import { credentialEventsRepo, KEEP_EVENTS_MS, memberSubject, type RevokedCreden
  * - A clock reset (sandbox/clock-reset.ts) moves stored expiries back and starts a new clock
  *   epoch: a token entry is used only while the clock's epoch is the one its lookup began in, so
  *   once this process takes the reset (with the feed read, or a refresh) it asks the database again.
+ *   A sandbox reset or snapshot restore (sandbox/world-service.ts) replaces every credential and
+ *   starts a new epoch too: key entries are used only within their lookup's epoch as well.
  * - A lookup that started before an event is applied here and finishes after it is not cached,
  *   so a verification racing a revocation cannot re-insert a revoked credential. Applied events
  *   are numbered here, in the order this process applies them (not by their database id, whose
@@ -199,7 +201,8 @@ export function createCredentialCache(options: CredentialCacheOptions): Credenti
         async verifyApiKey(key) {
           const hash = sha256Hex(key)
           const hit = keys.get(hash)
-          if (usable(hit)) return hit.principal
+          // A sandbox reset or restore starts a new clock epoch and replaces every key: entries of an older one are not used.
+          if (usable(hit) && hit.epoch === options.clock.epoch()) return hit.principal
           const startedAt = applied
           const epoch = options.clock.epoch()
           const principal = await inner.verifyApiKey(key)

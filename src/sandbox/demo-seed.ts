@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely'
 import { appsServiceFactory } from '../apps/apps-service.js'
 import type { Clock } from '../clock/clock.js'
 import type { DB } from '../db/schema.js'
+import { inTransaction } from '../db/transaction.js'
 import { identityServiceFactory } from '../identity/identity-service.js'
 import { ledgerServiceFactory } from '../ledger/ledger-service.js'
 import { ledgerWallets } from '../ledger/wallets.js'
@@ -20,9 +21,10 @@ const DEMO_KEY = 'demo'
 /**
  * Creates the demo app and demo user on the platform's first start, all or nothing. Later
  * starts (and other processes starting at the same time) find the record and create nothing.
+ * A sandbox reset calls it inside its own transaction (world-service.ts).
  */
 export async function seedDemo(db: Kysely<DB>, deps: { clock: Clock; secretKey: Buffer }): Promise<DemoInfo> {
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const claimed = await trx
       .insertInto('platform_meta')
       .values({ key: DEMO_KEY, value: '' })

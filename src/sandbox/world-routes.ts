@@ -1,0 +1,171 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import { errorResponses } from '../http/errors.js'
+import { ADMIN_SECURITY } from '../http/openapi.js'
+import { MAX_SNAPSHOTS, type WorldService } from './world-service.js'
+
+const SnapshotName = Type.String({
+  pattern: '^[a-z0-9][a-z0-9_-]{0,62}$',
+  description: 'Lower-case letters, digits, `_` and `-`, starting with a letter or digit; at most 63 characters',
+})
+const SeedSchema = Type.Union([Type.Literal('demo'), Type.Literal('empty')], {
+  description: '`demo` (the default): the demo app and user a sandbox creates at first start; `empty`: nothing',
+})
+
+/** POST /sandbox/reset and /sandbox/snapshots (docs/testing.md, "Reset and snapshots"). Sandbox mode only. */
+export function worldRoutes(app: FastifyInstance, deps: { world: WorldService }): void {
+  const { world } = deps
+  const r = app.withTypeProvider<TypeBoxTypeProvider>()
+  const common = { tags: ['Sandbox'], security: ADMIN_SECURITY }
+  const config = { auth: 'admin' as const }
+  const elapsed = (startedAt: number) => Math.round((performance.now() - startedAt) * 10) / 10
+
+  r.post(
+    '/sandbox/reset',
+    {
+      config,
+      // No body at all is the default seed (curl -X POST, fetch without a body).
+      preValidation: async (request) => {
+        request.body ??= {}
+      },
+      schema: {
+        ...common,
+        operationId: 'sandboxReset',
+        summary: 'Empty the platform, then seed it again',
+        description:
+          'Every app, key, user, token, payment, ledger entry, ad, notification and fault goes; ledger numbers start again at 1 and the clock is back on real time. One transaction; every process has taken it when this answers (credentials issued before are refused everywhere). Snapshots are kept.',
+        body: Type.Object({ seed: Type.Optional(SeedSchema) }, { additionalProperties: false }),
+        response: {
+          200: Type.Object({
+            seed: SeedSchema,
+            took_ms: Type.Number(),
+            demo: Type.Optional(
+              Type.Object({
+                app_id: Type.String(),
+                app_name: Type.String(),
+                api_key: Type.String({ description: "The new demo app's server API key; shown once" }),
+                user_id: Type.String(),
+                username: Type.String(),
+              }),
+            ),
+          }),
+          ...errorResponses(401, 503),
+        },
+      },
+    },
+    async (request) => {
+      const startedAt = performance.now()
+      const result = await world.reset(request.body.seed ?? 'demo')
+      const demo = result.demo
+      return {
+        seed: result.seed,
+        took_ms: elapsed(startedAt),
+        ...(demo === undefined
+          ? {}
+          : {
+              demo: {
+                app_id: demo.appId,
+                app_name: demo.appName,
+                api_key: demo.apiKey ?? '',
+                user_id: demo.userId,
+                username: demo.username,
+              },
+            }),
+      }
+    },
+  )
+
+  r.get(
+    '/sandbox/snapshots',
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: 'sandboxListSnapshots',
+        summary: 'List the saved snapshots, oldest first',
+        response: {
+          200: Type.Object({
+            snapshots: Type.Array(
+              Type.Object({
+                name: Type.String(),
+                created_at: Type.String({ description: 'ISO 8601 UTC (real time)' }),
+                bytes: Type.Number({ description: 'What its rows take in the database' }),
+              }),
+              { maxItems: MAX_SNAPSHOTS },
+            ),
+          }),
+          ...errorResponses(401),
+        },
+      },
+    },
+    async () => {
+      const snapshots = await world.listSnapshots()
+      return { snapshots: snapshots.map((s) => ({ name: s.name, created_at: s.createdAt.toISOString(), bytes: s.bytes })) }
+    },
+  )
+
+  r.post(
+    '/sandbox/snapshots',
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: 'sandboxSaveSnapshot',
+        summary: 'Save the whole platform under a name',
+        description: `At most ${MAX_SNAPSHOTS} snapshots; an existing name is 409 unless \`replace\` is true. Faults are not saved.`,
+        body: Type.Object({ name: SnapshotName, replace: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+        response: {
+          201: Type.Object({ name: Type.String(), created_at: Type.String(), bytes: Type.Number(), took_ms: Type.Number() }),
+          ...errorResponses(401, 409),
+        },
+      },
+    },
+    async (request, reply) => {
+      const startedAt = performance.now()
+      const saved = await world.saveSnapshot(request.body.name, request.body.replace === true)
+      return reply
+        .code(201)
+        .send({ name: saved.name, created_at: saved.createdAt.toISOString(), bytes: saved.bytes, took_ms: elapsed(startedAt) })
+    },
+  )
+
+  r.post(
+    '/sandbox/snapshots/:name/restore',
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: 'sandboxRestoreSnapshot',
+        summary: 'Put the platform back as it was saved',
+        description:
+          'Every data table as saved, ledger numbers and other sequences continuing from where they were, the clock offset as it was; faults are cleared. One transaction; every process has taken it when this answers.',
+        params: Type.Object({ name: SnapshotName }),
+        response: { 200: Type.Object({ name: Type.String(), took_ms: Type.Number() }), ...errorResponses(401, 404, 503) },
+      },
+    },
+    async (request) => {
+      const startedAt = performance.now()
+      await world.restoreSnapshot(request.params.name)
+      return { name: request.params.name, took_ms: elapsed(startedAt) }
+    },
+  )
+
+  r.delete(
+    '/sandbox/snapshots/:name',
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: 'sandboxDeleteSnapshot',
+        summary: 'Delete a snapshot',
+        params: Type.Object({ name: SnapshotName }),
+        response: { 204: Type.Null(), ...errorResponses(401, 404) },
+      },
+    },
+    async (request, reply) => {
+      await world.deleteSnapshot(request.params.name)
+      return reply.code(204).send(null)
+    },
+  )
+}
