@@ -67,6 +67,12 @@ describe('request log', () => {
     // Not attributed to any app: never logged.
     const anonymous = await platform.app.inject({ method: 'GET', url: '/v2/me' })
     assert.equal(anonymous.statusCode, 401)
+    const unknownKey = await platform.app.inject({
+      method: 'GET',
+      url: '/v2/payments/incomplete_server_payments',
+      headers: { authorization: 'Key nope' },
+    })
+    assert.equal(unknownKey.statusCode, 401)
 
     const { status, body } = await list(shop.app_id)
     assert.equal(status, 200)
@@ -123,6 +129,25 @@ describe('request log', () => {
       (await list(shop.app_id, '?route=/v2/payments/:payment_id/approve')).body.requests.map((e) => e.id),
       [approve.id],
     )
+  })
+
+  it('records a call refused for its scope under its app and user', async () => {
+    const sb = sandbox(platform.app)
+    const shop = await sb.createApp()
+    const user = await sb.createUser()
+    const { accessToken, user: member } = await sb.authenticate(shop.app_id, user.user_id, ['username'])
+    const refused = await platform.app.inject({
+      method: 'POST',
+      url: '/v2/client/payments',
+      headers: { authorization: `Bearer ${accessToken}` },
+      payload: { amount: 1, memo: 'm', metadata: {} },
+    })
+    assert.equal(refused.statusCode, 401)
+    const [entry, ...rest] = (await list(shop.app_id)).body.requests
+    assert.equal(rest.length, 0)
+    assert.equal(entry?.error_code, 'missing_scope')
+    assert.equal(entry?.user_uid, member.uid)
+    assert.equal(entry?.status, 401)
   })
 
   it('pages back with before, tails with after, and refuses cursors it did not give', async () => {
