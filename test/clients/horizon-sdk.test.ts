@@ -249,8 +249,15 @@ describe('stellar-sdk Horizon.Server against a real Plinth process', () => {
     const newestTx = (await server.transactions().forLedger(newest.sequence).call()).records[0]
     assert.equal(stroops(newest.fee_pool) - stroops(before.fee_pool), BigInt(newestTx?.fee_charged ?? -1))
     assert.ok(Number(newest.total_coins) > 0)
-    const now = used('cursor(now)', await server.payments().cursor('now').call())
+    const now = used('cursor(now)', await server.payments().forAccount(receiver).cursor('now').call())
     assert.deepEqual(now.records, [])
+    // The empty page's next link waits after the newest ledger: a payment made now is on it.
+    await pay(['0.5'], 'after now')
+    const following = await now.next()
+    assert.deepEqual(
+      following.records.map((p) => p.transaction_hash),
+      [sent.at(-1)?.hash],
+    )
     const txs = used('ledger.transactions()', await latest.records[0]?.transactions())
     assert.equal(txs?.records.length, 1)
   })
@@ -267,6 +274,27 @@ describe('stellar-sdk Horizon.Server against a real Plinth process', () => {
     assert.equal(txs.records.filter((t) => t.hash === first.hash).length, 1)
   })
 
+  it('a new envelope submitted by two clients at once applies once; both get its result', async () => {
+    const other = new Horizon.Server(`${platform.base}/ledger`, { allowHttp: true })
+    const before = (await server.loadAccount(receiver)).balances[0]?.balance
+    const account = await server.loadAccount(sender.publicKey())
+    const tx = new TransactionBuilder(account, { fee: '100', networkPassphrase: s.app.network })
+      .addOperation(Operation.payment({ destination: receiver, asset: Asset.native(), amount: '1' }))
+      .setTimeout(120)
+      .build()
+    tx.sign(sender)
+    const results = await Promise.all([server.submitTransaction(tx), other.submitTransaction(tx)])
+    const hash = Buffer.from(tx.hash()).toString('hex')
+    assert.deepEqual(
+      results.map((r) => r.hash),
+      [hash, hash],
+    )
+    assert.equal(results[0]?.ledger, results[1]?.ledger)
+    const after = (await server.loadAccount(receiver)).balances[0]?.balance
+    const stroops = (amount: string | undefined) => BigInt((amount ?? '').replace('.', ''))
+    assert.equal(stroops(after) - stroops(before), 10_000_000n)
+  })
+
   it('bad cursors are Horizon 400 problems on cursor; unknown resources 404', async () => {
     for (const path of ['/payments?cursor=abc', '/effects?cursor=1-2-3', `/operations?cursor=${2n ** 64n}`, '/transactions?cursor=-1']) {
       const response = await fetch(`${platform.base}/ledger${path}`)
@@ -276,6 +304,20 @@ describe('stellar-sdk Horizon.Server against a real Plinth process', () => {
     }
     for (const path of ['/operations/4294967297', `/ledgers/999999999/effects`, `/accounts/${Keypair.random().publicKey()}/payments`]) {
       assert.equal((await fetch(`${platform.base}/ledger${path}`)).status, 404, path)
+    }
+  })
+
+  it('CORS as Horizon: any origin on every new collection, preflights answered', async () => {
+    for (const path of ['/payments', `/accounts/${receiver}/effects`, '/operations?cursor=now']) {
+      const get = await fetch(`${platform.base}/ledger${path}`, { headers: { origin: 'https://explorer.example' } })
+      assert.equal(get.status, 200, path)
+      assert.equal(get.headers.get('access-control-allow-origin'), '*', path)
+      const preflight = await fetch(`${platform.base}/ledger${path}`, {
+        method: 'OPTIONS',
+        headers: { origin: 'https://explorer.example', 'access-control-request-method': 'GET' },
+      })
+      assert.equal(preflight.status, 204, path)
+      assert.equal(preflight.headers.get('access-control-allow-origin'), '*', path)
     }
   })
 })
