@@ -220,6 +220,28 @@ describe('ledger streaming: bounds', () => {
   })
 })
 
+describe('ledger streaming: no connection held while waiting', () => {
+  it('three times as many waiting streams as the pool has connections: requests are still served, and one payment reaches every stream', async () => {
+    // startPlatform's pool has 10 connections (PGlite: one): a stream holding one while it waits would starve the rest.
+    const platform = await startPlatform({ streams: { ...streamLimits(), maxPerClient: 100 } })
+    try {
+      const base = await listen(platform)
+      const [source, target] = [await funded(platform), await funded(platform)]
+      const streams = await Promise.all(
+        Array.from({ length: 30 }, () => openSse(`${base}/ledger/accounts/${target.publicKey()}/payments?cursor=now`)),
+      )
+      for (const stream of streams) assert.equal((await stream.next()).event, 'open')
+      assert.equal((await fetch(`${base}/ledger/ledgers?limit=1`)).status, 200)
+      const hash = await pay(platform.app, { seed: source.secret(), to: target.publicKey(), amount: '1' })
+      for (const stream of streams) assert.equal((await take(stream, 1))[0]?.transaction_hash, hash)
+      for (const stream of streams) stream.close()
+      await until('every stream is freed', () => platform.app.ledgerStreams.usage().open === 0)
+    } finally {
+      await platform.close()
+    }
+  })
+})
+
 describe('ledger streaming: the LISTEN connection', {
   skip: TEST_DB !== 'postgres' && 'PostgreSQL only (PGlite signals in process)',
 }, () => {
@@ -257,7 +279,7 @@ describe('ledger streaming: the LISTEN connection', {
 
 describe('ledger streaming: graceful shutdown', () => {
   it('a stopping server ends its open streams with close, and exits without waiting for them', async () => {
-    const setup = setUpBackend('pglite')
+    const setup = setUpBackend(TEST_DB)
     const server = PlinthProcess.spawn(await freePort(), setup.env)
     try {
       await server.waitReady()
@@ -267,7 +289,9 @@ describe('ledger streaming: graceful shutdown', () => {
       ])
       for (const stream of streams) assert.equal((await stream.next()).event, 'open')
       const exit = await server.stop()
+      // Exit 0: the drain finished (a stop still waiting after 10 s exits 1), with nothing logged as an error.
       assert.equal(exit.code, 0, server.output())
+      assert.doesNotMatch(server.output(), /"level":(50|60)/)
       for (const stream of streams) {
         await stream.ended
         assert.ok(stream.raw().endsWith('retry: 10\nevent: close\ndata: "byebye"\n\n'), stream.raw())
