@@ -24,10 +24,10 @@ const MIGRATIONS: Record<string, Migration> = {
   '0007-notification-quota-state': notificationQuotaState,
   '0008-credential-events-xid': credentialEventsXid,
   '0009-clock-epoch': clockEpoch,
-  '0013-ledger-horizon': ledgerHorizon,
   '0010-request-log': requestLog,
   '0011-payment-events': paymentEvents,
   '0012-sandbox-state': sandboxState,
+  '0013-ledger-horizon': ledgerHorizon,
 }
 
 /**

@@ -100,8 +100,10 @@ export function faultsServiceFactory(deps: FaultsDeps) {
     paymentUserUid: (appId: string, paymentId: string) => repo.paymentUserUid(appId, paymentId),
 
     async delete(id: string): Promise<void> {
-      const deleted = await changeEverywhere((trx) => faultsRepo(trx).delete(id))
-      if (!deleted) throw new ApiError('fault_not_found', `No fault ${id}.`)
+      // Thrown inside the transaction: a refused deletion changes nothing, not even the generation.
+      await changeEverywhere(async (trx) => {
+        if (!(await faultsRepo(trx).delete(id))) throw new ApiError('fault_not_found', `No fault ${id}.`)
+      })
     },
 
     async clear(appId: string | undefined): Promise<void> {
