@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import type { Browser, Frame, Page } from 'playwright-core'
 import { pay } from '../helpers/ledger.js'
@@ -13,6 +14,7 @@ import {
   openSandbox,
   type RunningPlinth,
   screenshot,
+  serve,
   startPlinth,
   waitFor,
 } from './harness.js'
@@ -271,5 +273,26 @@ describe('sandbox dialogs and diagnoses in Chromium', () => {
     const before = await chip.textContent()
     expectStatus(await plinth.api('POST', '/sandbox/ledger/fund', { body: { address: user.wallet.address, amount: '12.5' } }), 200, 'fund')
     await waitFor(async () => ((await chip.textContent()) !== before ? true : undefined), 'the top-bar balance to change')
+  })
+
+  it("docs/sandbox-browser.md step 2's snippet runs as written in a classic script (defect 5)", async () => {
+    const doc = readFileSync(new URL('../../docs/sandbox-browser.md', import.meta.url), 'utf8')
+    const snippet = /2\. In the app's page[\s\S]*?```html\n([\s\S]*?)```/.exec(doc)?.[1]
+    assert.ok(snippet, 'step 2 has an html snippet')
+    const html = snippet.replace(/^ {3}/gm, '').replaceAll('http://127.0.0.1:8080', plinth.url)
+    const served = await serve({ '/': `<!doctype html><title>Docs app</title>${html}` })
+    try {
+      const app = await plinth.createApp('Docs App', `${served.url}/`)
+      const user = await plinth.createUser()
+      const { page, errors } = await newPage(browser)
+      const logged: string[] = []
+      page.on('console', (message) => logged.push(message.text()))
+      await openSandbox(page, plinth.url, { user: user.user_id, app: app.app_id })
+      await dialog(page).getByRole('button', { name: 'Allow' }).click()
+      await waitFor(async () => logged.includes(`Signed in as ${user.username}`) || undefined, 'the snippet to sign in')
+      assert.deepEqual(errors, [])
+    } finally {
+      await served.close()
+    }
   })
 })
