@@ -152,13 +152,15 @@ export function registerAuth(app: FastifyInstance, options: { authenticator: Aut
     const checked = await authenticator.verifyAccessToken(parsed.credential)
     if (checked === 'expired') throw new ApiError('token_expired', 'The access token has expired; authenticate the user again.')
     if (checked === undefined) throw new ApiError('invalid_access_token', 'The access token is invalid or has been revoked.')
+    // Set before the scope check: a call refused for its scope still names its app and user (the
+    // request log records it); no handler runs after a refusal.
+    request.principal = checked
     const scope = request.routeOptions.config.scope
     // Fails closed for a token route that escaped the start-up check (declared before registerAuth).
     if (scope === undefined) throw new Error(`route ${request.routeOptions.url ?? ''} declares no scope`)
     if (scope !== 'none' && !checked.scopes.includes(scope)) {
       throw new ApiError('missing_scope', `The access token was not granted the ${scope} scope, which this endpoint needs.`)
     }
-    request.principal = checked
   })
 }
 

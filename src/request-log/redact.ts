@@ -6,7 +6,7 @@
  *   authorization, private key) keeps its name, never its value.
  * - Anything shaped like a secret, wherever it stands: a run of 40 or more base64/base64url
  *   characters (keys and tokens are 43; a wallet seed is 56), except a 64-hex-digit ledger hash
- *   (txids stay readable: they are public and they are what one debugs with).
+ *   and a G… account address (public, and what one debugs with).
  */
 export const MAX_BODY_CHARS = 8 * 1024
 /** What the hot path keeps of a body before redaction (the rest is never looked at). */
@@ -16,14 +16,16 @@ export const REDACTED = '[redacted]'
 const SECRET_NAME = '[A-Za-z0-9_-]*(?:token|secret|seed|password|passphrase|api_?key|apikey|authorization|private_?key)[A-Za-z0-9_-]*'
 const JSON_MEMBER = new RegExp(`("${SECRET_NAME}"\\s*:\\s*)("(?:[^"\\\\]|\\\\.)*"|[^,}\\]\\s]+)`, 'gi')
 const FORM_FIELD = new RegExp(`((?:^|&)${SECRET_NAME}=)[^&]*`, 'gi')
-const SECRET_SHAPED = /[A-Za-z0-9+/_-]{40,}={0,2}/g
-const LEDGER_HASH = /^[0-9a-f]{64}$/
+// From the start of a run only (the lookbehind): retrying at every position inside shorter runs made
+// this the costliest step of writing the log (28 µs for a payment's JSON; 5 µs this way).
+const SECRET_SHAPED = /(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{40,}={0,2}/g
+const SECRET_WORD = /token|secret|seed|passw|passphrase|api_?key|apikey|authorization|private_?key/i
+/** Public and wanted when debugging: ledger hashes (txids) and account addresses (G…, never a seed's S…). */
+const PUBLIC_SHAPE = /^(?:[0-9a-f]{64}|G[A-Z2-7]{55})$/
 
 export function redactText(text: string): string {
-  return text
-    .replace(JSON_MEMBER, `$1"${REDACTED}"`)
-    .replace(FORM_FIELD, `$1${REDACTED}`)
-    .replace(SECRET_SHAPED, (run) => (LEDGER_HASH.test(run) ? run : REDACTED))
+  const named = SECRET_WORD.test(text) ? text.replace(JSON_MEMBER, `$1"${REDACTED}"`).replace(FORM_FIELD, `$1${REDACTED}`) : text
+  return named.replace(SECRET_SHAPED, (run) => (PUBLIC_SHAPE.test(run) ? run : REDACTED))
 }
 
 /**

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { type AuthFixture, authCases } from '../helpers/auth-cases.js'
-import { dumpDatabase, type SandboxApp, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
+import { dumpState, type SandboxApp, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
 
 interface AdStatus {
   identifier: string
@@ -185,7 +185,7 @@ describe('rewarded ads', () => {
   it('needs the payments scope: a token granted only username shows no ad and learns of none (401 missing_scope)', async () => {
     const v = await viewer()
     const { accessToken } = await sb.authenticate(v.app.app_id, v.user.user_id, ['username'])
-    const before = await dumpDatabase(platform.db)
+    const before = await dumpState(platform.db)
     const shown = await show(accessToken, 'rewarded')
     assert.equal(shown.status, 401)
     assert.equal(shown.body.error, 'missing_scope')
@@ -196,7 +196,7 @@ describe('rewarded ads', () => {
     })
     assert.equal(ready.statusCode, 401)
     assert.equal((ready.json() as { error: string }).error, 'missing_scope')
-    assert.equal(await dumpDatabase(platform.db), before, 'no ad was made')
+    assert.equal(await dumpState(platform.db), before, 'no ad was made')
   })
 
   describe('authentication', () => {

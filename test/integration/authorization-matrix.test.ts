@@ -17,7 +17,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { InjectOptions } from 'fastify'
-import { dumpDatabase, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
+import { dumpState, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
 import {
   a2uCreated,
   asKey,
@@ -124,7 +124,7 @@ describe('authorization matrix', () => {
           const missingBody = missing.json() as Record<string, unknown>
           assert.equal(missingBody.error, entry.code)
 
-          const before = await dumpDatabase(platform.db)
+          const before = await dumpState(platform.db)
           for (const [who, headers] of intruders(op, w)) {
             const response = await platform.app.inject(request(headers))
             assert.equal(response.statusCode, 404, `${who}: ${response.body}`)
@@ -138,7 +138,7 @@ describe('authorization matrix', () => {
               who,
             )
           }
-          assert.equal(await dumpDatabase(platform.db), before, 'the database is unchanged')
+          assert.equal(await dumpState(platform.db), before, 'the database is unchanged')
 
           // The very same request is the owner's to make.
           const own = await platform.app.inject(request(ownerHeaders(op, w)))
@@ -210,7 +210,7 @@ describe('authorization matrix', () => {
       for (const op of routes) {
         assert.equal(op.auth, 'admin', `${label(op)} is documented as an admin route`)
         await t.test(label(op), async () => {
-          const before = await dumpDatabase(platform.db)
+          const before = await dumpState(platform.db)
           for (const headers of [
             {},
             { 'x-admin-token': 'wrong-admin-token-0123456789' },
@@ -223,7 +223,7 @@ describe('authorization matrix', () => {
             assert.equal(response.statusCode, 401, `${JSON.stringify(Object.keys(headers))}: ${response.body}`)
             assert.equal((response.json() as { error: string }).error, 'invalid_admin_token')
           }
-          assert.equal(await dumpDatabase(platform.db), before, 'refused calls change nothing')
+          assert.equal(await dumpState(platform.db), before, 'refused calls change nothing')
           const allowed = await platform.app.inject({ method: op.method, url: fill(op), headers: { 'x-admin-token': adminToken } })
           assert.notEqual(allowed.statusCode, 401, allowed.body)
           assert.ok(allowed.statusCode < 500, allowed.body)

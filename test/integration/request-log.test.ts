@@ -67,6 +67,12 @@ describe('request log', () => {
     // Not attributed to any app: never logged.
     const anonymous = await platform.app.inject({ method: 'GET', url: '/v2/me' })
     assert.equal(anonymous.statusCode, 401)
+    const unknownKey = await platform.app.inject({
+      method: 'GET',
+      url: '/v2/payments/incomplete_server_payments',
+      headers: { authorization: 'Key nope' },
+    })
+    assert.equal(unknownKey.statusCode, 401)
 
     const { status, body } = await list(shop.app_id)
     assert.equal(status, 200)
@@ -123,6 +129,25 @@ describe('request log', () => {
       (await list(shop.app_id, '?route=/v2/payments/:payment_id/approve')).body.requests.map((e) => e.id),
       [approve.id],
     )
+  })
+
+  it('records a call refused for its scope under its app and user', async () => {
+    const sb = sandbox(platform.app)
+    const shop = await sb.createApp()
+    const user = await sb.createUser()
+    const { accessToken, user: member } = await sb.authenticate(shop.app_id, user.user_id, ['username'])
+    const refused = await platform.app.inject({
+      method: 'POST',
+      url: '/v2/client/payments',
+      headers: { authorization: `Bearer ${accessToken}` },
+      payload: { amount: 1, memo: 'm', metadata: {} },
+    })
+    assert.equal(refused.statusCode, 401)
+    const [entry, ...rest] = (await list(shop.app_id)).body.requests
+    assert.equal(rest.length, 0)
+    assert.equal(entry?.error_code, 'missing_scope')
+    assert.equal(entry?.user_uid, member.uid)
+    assert.equal(entry?.status, 401)
   })
 
   it('pages back with before, tails with after, and refuses cursors it did not give', async () => {
@@ -248,8 +273,9 @@ describe('request log', () => {
       for (const form of storedForms(secret)) assert.equal(stored.includes(form), false, `a form of a secret is stored: ${form}`)
     }
     assert.match(stored, /\[redacted\]/)
-    // What is not secret stays readable: the memo's words, the txid.
+    // What is not secret stays readable: the memo's words, the wallet addresses, the txid.
     assert.match(stored, /memo /)
+    assert.ok(stored.includes(user.wallet.address) && stored.includes(shop.wallet.address))
     assert.match(stored, new RegExp('a'.repeat(64)))
   })
 
@@ -269,6 +295,37 @@ describe('request log', () => {
     const [entry] = (await list(shop.app_id)).body.requests
     assert.ok(entry?.request_body && entry.request_body.length <= 8 * 1024 + 20)
     assert.match(entry.request_body, /truncated/)
+  })
+})
+
+describe('request log retention', () => {
+  it("keeps each app's newest rows and none older than the age bound", async () => {
+    const platform = await startPlatform()
+    try {
+      const { requestLogRepo } = await import('../../src/request-log/request-log-repo.js')
+      const { sql } = await import('kysely')
+      const sb = sandbox(platform.app)
+      const [a, b] = [await sb.createApp(), await sb.createApp()]
+      const call = (key: string) =>
+        platform.app.inject({ method: 'GET', url: '/v2/payments/incomplete_server_payments', headers: { authorization: `Key ${key}` } })
+      for (let i = 0; i < 5; i++) await Promise.all([call(a.api_key), call(b.api_key)])
+      const ids = async (appId: string) =>
+        json<Page>(await platform.app.inject({ method: 'GET', url: `/sandbox/apps/${appId}/requests` })).requests.map((e) => e.id)
+      const [aIds, bIds] = [await ids(a.app_id), await ids(b.app_id)]
+      assert.equal(aIds.length, 5)
+      const repo = requestLogRepo(platform.db)
+      await repo.prune([a.app_id], 2, 7 * 86_400)
+      assert.deepEqual(await ids(a.app_id), aIds.slice(0, 2), 'the newest two of app a')
+      assert.deepEqual(await ids(b.app_id), bIds, 'app b untouched')
+      // Age: rows written more than 7 days ago (database time) go, whichever app.
+      await sql`update request_log set logged_at = now() - interval '8 days' where id <= ${Number(bIds[2])}`.execute(platform.db)
+      await repo.prune([], 10_000, 7 * 86_400)
+      const left = await ids(b.app_id)
+      assert.ok(left.every((id) => Number(id) > Number(bIds[2])))
+      assert.equal(left.length, 2)
+    } finally {
+      await platform.close()
+    }
   })
 })
 

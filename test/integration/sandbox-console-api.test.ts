@@ -38,6 +38,16 @@ describe('sandbox API for the console', () => {
     assert.equal(v2.status, 401)
   })
 
+  it("funds an app's wallet through the ledger's fund route, with the app's address", async () => {
+    const app = await sandbox(platform.app).createApp()
+    const before = await inject('GET', `/ledger/accounts/${app.wallet.address}`)
+    const balance = (body: Record<string, unknown>) => Number((body.balances as Array<{ balance: string }>)[0]?.balance)
+    const funded = await inject('POST', '/sandbox/ledger/fund', { address: app.wallet.address, amount: '12.5' })
+    assert.equal(funded.status, 200)
+    const after = await inject('GET', `/ledger/accounts/${app.wallet.address}`)
+    assert.equal(balance(after.body), balance(before.body) + 12.5)
+  })
+
   it('derives the setup checklist from the data', async () => {
     const sb = sandbox(platform.app)
     const app = await sb.createApp()

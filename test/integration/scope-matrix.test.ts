@@ -15,7 +15,7 @@ import type { InjectOptions } from 'fastify'
 import Fastify from 'fastify'
 import { registerAuth } from '../../src/http/auth.js'
 import { SCOPES } from '../../src/identity/scopes.js'
-import { dumpDatabase, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
+import { dumpState, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
 import { asToken, fill, label, makeWorld, OBJECT_ROUTES, type Operation, routeTable, type World } from '../helpers/route-table.js'
 
 /** The tokens every route is tried with: no scope, each scope alone, every scope. */
@@ -123,7 +123,7 @@ describe('scope matrix', () => {
         const refusedTokens = await Promise.all(refused.map((set) => tokenFor(w, set.scopes)))
         const firstAllowed = await tokenFor(w, allowed[0]?.scopes ?? [])
 
-        const before = await dumpDatabase(platform.db)
+        const before = await dumpState(platform.db)
         for (const [index, set] of refused.entries()) {
           const response = await platform.app.inject({ ...request, headers: asToken(refusedTokens[index] ?? '') })
           assert.equal(response.statusCode, 401, `${set.name}: ${response.body}`)
@@ -131,7 +131,7 @@ describe('scope matrix', () => {
           assert.equal(body.error, 'missing_scope', set.name)
           assert.match(body.error_message, new RegExp(`\\b${scope} scope`), set.name)
         }
-        assert.equal(await dumpDatabase(platform.db), before, 'refused calls change nothing')
+        assert.equal(await dumpState(platform.db), before, 'refused calls change nothing')
 
         // With the scope, the very same request is served; every other allowed set on a fresh object.
         for (const [index, set] of allowed.entries()) {

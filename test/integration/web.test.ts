@@ -103,7 +103,7 @@ describe('client SDK and sandbox page routes', () => {
   it('leaves every sandbox API route to the API', async () => {
     const users = await get('/sandbox/users')
     assert.equal(users.statusCode, 200)
-    assert.deepEqual(Object.keys(users.json()), ['users'])
+    assert.deepEqual(Object.keys(users.json()), ['users', 'next_cursor', 'total'])
     assert.equal(users.headers['content-security-policy'], undefined, 'API answers keep their own headers')
     assert.equal((await get('/sandbox/clock')).statusCode, 200)
     assert.equal((await get('/sandbox/apps/app_nope')).json().error, 'app_not_found')

@@ -27,7 +27,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       fault text
     )`.execute(db)
   await sql`create index request_log_app_id on request_log (app_id, id desc)`.execute(db)
-  await sql`create index request_log_logged_at on request_log (logged_at)`.execute(db)
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
