@@ -94,6 +94,19 @@ describe('developer console with realistic data', () => {
     const row = page.getByTestId('user-row')
     assert.equal(await row.count(), 1)
     assert.equal(await row.getByTestId('sign-in-as').getAttribute('href'), `${plinth.url}/sandbox/?user=${userIds[7]}`)
+
+    // The sandbox browser's sign-in finds the same user among 1,000 by name.
+    const sandboxPage = await browser.newPage()
+    await sandboxPage.goto(`${plinth.url}/sandbox/`)
+    await sandboxPage
+      .locator('#user-count')
+      .getByText(/of \d+: search by name/)
+      .waitFor()
+    await sandboxPage.getByLabel('Find a user by name').fill(`${tag}_User_0007`)
+    await sandboxPage.getByRole('button', { name: 'Search' }).click()
+    await sandboxPage.getByRole('button', { name: `Sign in as ${tag}_User_0007` }).click()
+    await sandboxPage.locator('#user-chip').getByText(`${tag}_User_0007`).waitFor()
+    await sandboxPage.close()
   })
 
   it('searches 1,000 payments by memo and state, pages through them, and opens one with its timeline', async () => {

@@ -90,7 +90,11 @@ async function showSignIn() {
   const list = byId('user-list')
   list.replaceChildren(h('li', { class: 'muted' }, 'Loading…'))
   try {
-    const { users } = await sandbox('/sandbox/users?limit=50')
+    // 50 at a time, newest first; any other user is a search away (the list API counts every match).
+    const q = byId('user-search').value.trim()
+    const { users, total } = await sandbox(`/sandbox/users?limit=50${q === '' ? '' : `&q=${enc(q)}`}`)
+    byId('user-count').textContent =
+      total > users.length ? `Showing the newest ${users.length} of ${total}: search by name for the others.` : ''
     list.replaceChildren(
       ...(users.length === 0
         ? [h('li', { class: 'muted' }, 'No users yet: create one.')]
@@ -116,6 +120,11 @@ async function showSignIn() {
     failIn(byId('signin-error'))(error)
   }
 }
+
+byId('user-search-form').addEventListener('submit', (event) => {
+  event.preventDefault()
+  showSignIn()
+})
 
 // An error about the name typed ("already taken") goes once the name changes.
 byId('new-username').addEventListener('input', () => showError(byId('signin-error')))
