@@ -189,7 +189,7 @@ describe('sandbox dialogs and diagnoses in Chromium', () => {
       frame,
       `window.settle(Promise.resolve().then(() => Pi.createPayment({ amount: 0.123456789, memo: 'x', metadata: {} }, window.paymentCallbacks)))`,
     )
-    assert.equal(precise.code, 'invalid_arguments')
+    assert.equal(precise.code, 'invalid_amount')
     assert.match(precise.message ?? '', /7 decimals, got 0\.123456789/)
     assert.equal(await dialog(page).count(), 0, 'no dialog was shown')
   })

@@ -221,7 +221,8 @@ function createPi(env) {
     }
     // Caught here, before the dialog: the ledger holds at most 7 decimals (0.0000001 π).
     if (!/^\d+(\.\d{1,7})?$/.test(String(amount))) {
-      throw new PiSdkError('invalid_arguments', `Pi.createPayment: amount has at most 7 decimals, got ${String(amount)}.`)
+      // The platform's code for the same refusal (docs/errors.md), now before any dialog opens.
+      throw new PiSdkError('invalid_amount', `Pi.createPayment: amount has at most 7 decimals, got ${String(amount)}.`)
     }
     if (typeof memo !== 'string')
       throw new PiSdkError('invalid_arguments', `Pi.createPayment: memo must be a string, got ${describe(memo)}.`)
