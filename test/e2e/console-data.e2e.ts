@@ -312,6 +312,32 @@ describe('developer console with realistic data', () => {
     await page.keyboard.press('Escape')
   })
 
+  it("shows the active ad script, and withdraws a user's consent so the dialog shows again", async () => {
+    const app = await plinth.createApp('Script Shop')
+    expectStatus(
+      await plinth.api('PUT', `/sandbox/apps/${app.app_id}/ads/script`, { body: { result: 'AD_CLOSED', count: 3 } }),
+      200,
+      'ad script',
+    )
+    await page.goto(`${plinth.url}/console/#/apps/${app.app_id}`)
+    await page.getByTestId('active-ad-script').getByText('Active script: AD_CLOSED, settles granted, 3 ads left.').waitFor()
+
+    const user = await plinth.createUser()
+    await authenticate(app.app_id, user.user_id)
+    await page.goto(`${plinth.url}/console/#/users/${user.user_id}`)
+    const row = page.getByTestId('consent-row').filter({ hasText: 'Script Shop' })
+    await row.getByText('payments').waitFor()
+    await row.getByTestId('withdraw-consent').click()
+    await row.getByTestId('withdraw-consent').click()
+    await page.getByTestId('consent-row').filter({ hasText: 'Script Shop' }).getByText('payments').waitFor({ state: 'detached' })
+    const detail = expectStatus(
+      await plinth.api<{ apps: Array<{ app_id: string; scopes: string[] }> }>('GET', `/sandbox/users/${user.user_id}`),
+      200,
+      'user',
+    )
+    assert.deepEqual(detail.apps.find((a) => a.app_id === app.app_id)?.scopes ?? [], [])
+  })
+
   it('left no script errors in the page', () => {
     assert.deepEqual(
       errors.filter((text) => !text.startsWith('Failed to load resource')),
