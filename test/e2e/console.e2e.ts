@@ -193,7 +193,8 @@ describe('developer console in a browser', () => {
     assert.equal(await rows.count(), 2)
     const completed = rows.filter({ hasText: 'π mug' })
     await completed.getByText('completed', { exact: true }).first().waitFor()
-    const link = completed.getByRole('link')
+    // The row links to the payment's page and to its ledger transaction.
+    const link = completed.getByRole('link', { name: `${submitted.transaction.txid.slice(0, 12)}…` })
     assert.equal(await link.getAttribute('href'), `http://plinth.test/ledger/transactions/${submitted.transaction.txid}`)
     await rows.filter({ hasText: 'Sticker pack' }).getByText('user cancelled').first().waitFor()
     await page.getByTestId('notification-row').getByText('Your π mug shipped').waitFor()

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict'
+import { readdirSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
+import { CONSOLE_ROOT } from '../../src/console/console-routes.js'
 import { startPlatform, type TestPlatform } from '../helpers/platform.js'
+
+/** The console's ES modules (js/ and js/pages/), as URLs. */
+const MODULES = (readdirSync(`${CONSOLE_ROOT}js`, { recursive: true }) as string[])
+  .filter((file) => file.endsWith('.js'))
+  .map((file) => `/console/js/${file.replaceAll('\\', '/')}`)
 
 const SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',
@@ -18,9 +25,9 @@ describe('developer console', () => {
   it('serves its page and scripts at /console/ with a strict content security policy', async () => {
     for (const [url, type] of [
       ['/console/', 'text/html'],
-      ['/console/console.js', 'javascript'],
       ['/console/console.css', 'text/css'],
-    ] as const) {
+      ...MODULES.map((url) => [url, 'javascript'] as const),
+    ]) {
       const response = await platform.app.inject({ method: 'GET', url })
       assert.equal(response.statusCode, 200, url)
       assert.match(String(response.headers['content-type']), new RegExp(type), url)
@@ -31,7 +38,7 @@ describe('developer console', () => {
       assert.match(csp, /frame-ancestors 'none'/)
     }
     const page = await platform.app.inject({ method: 'GET', url: '/console/' })
-    assert.match(page.body, /<script type="module" src="console.js"><\/script>/)
+    assert.match(page.body, /<script type="module" src="js\/main.js"><\/script>/)
     assert.doesNotMatch(page.body, /<script>/, 'no inline script')
   })
 
@@ -56,15 +63,18 @@ describe('developer console', () => {
   })
 
   it('builds the page without parsing data as HTML', async () => {
-    const script = (await platform.app.inject({ method: 'GET', url: '/console/console.js' })).body
-    assert.doesNotMatch(script, /innerHTML|outerHTML|insertAdjacentHTML|document\.write/)
+    assert.ok(MODULES.length > 5, 'the console is split into modules')
+    for (const url of MODULES) {
+      const script = (await platform.app.inject({ method: 'GET', url })).body
+      assert.doesNotMatch(script, /innerHTML|outerHTML|insertAdjacentHTML|document\.write/, url)
+    }
   })
 
   it('does not exist in production mode', async () => {
     const production = await startPlatform({ mode: 'production' })
     try {
       assert.equal((await production.app.inject({ method: 'GET', url: '/console/' })).statusCode, 404)
-      assert.equal((await production.app.inject({ method: 'GET', url: '/console/console.js' })).statusCode, 404)
+      assert.equal((await production.app.inject({ method: 'GET', url: '/console/js/main.js' })).statusCode, 404)
     } finally {
       await production.close()
     }

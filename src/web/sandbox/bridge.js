@@ -13,7 +13,7 @@ const isObject = (value) => typeof value === 'object' && value !== null && !Arra
  * `handlers` maps SDK methods to `(params, channel) => …`, `features` answers nativeFeaturesList.
  * `onSession(id)` runs when a new page load of the app speaks: what the old one started is aborted.
  */
-export function createBridge({ frame, currentApp, handlers, features, onSession }) {
+export function createBridge({ frame, currentApp, handlers, features, onSession, onOriginMismatch }) {
   let session
   let aborts = new Set()
 
@@ -70,6 +70,11 @@ export function createBridge({ frame, currentApp, handlers, features, onSession 
     const app = currentApp()
     if (app === undefined || event.source !== frame.contentWindow || event.origin !== app.origin) return
     const message = event.data
+    if (isObject(message) && message.protocol === PROTOCOL && message.type === 'origin_probe') {
+      if (typeof message.host_origin === 'string' && message.host_origin !== location.origin)
+        onOriginMismatch?.(message.host_origin.slice(0, 200))
+      return
+    }
     if (!isObject(message) || message.protocol !== PROTOCOL || typeof message.session !== 'string' || !SESSION.test(message.session)) return
     if (message.session !== session) {
       reset()

@@ -57,6 +57,7 @@ export function openModal({ label, className = '', render, onDismiss }) {
   }
   const onKey = (event) => {
     if (event.key === 'Escape' && onDismiss !== undefined) onDismiss()
+    if (event.key === 'Tab') keepFocusIn(dialog, event)
   }
   const dialog = h('div', { class: `modal ${className}`, role: 'dialog', 'aria-modal': 'true', 'aria-labelledby': titleId })
   dialog.append(h('h2', { id: titleId }, label), ...[render(close)].flat())
@@ -66,6 +67,27 @@ export function openModal({ label, className = '', render, onDismiss }) {
   document.addEventListener('keydown', onKey)
   dialog.querySelector('button.primary, button')?.focus()
   return close
+}
+
+const FOCUSABLE = 'a[href], button:not([disabled]):not([hidden]), input:not([disabled]), select, textarea, [tabindex]:not([tabindex="-1"])'
+
+/** Tab and Shift+Tab cycle inside the modal dialog: the page behind it is out of reach. */
+function keepFocusIn(dialog, event) {
+  const items = [...dialog.querySelectorAll(FOCUSABLE)].filter((el) => el.offsetParent !== null)
+  if (items.length === 0) {
+    event.preventDefault()
+    return
+  }
+  const first = items[0]
+  const last = items[items.length - 1]
+  const inside = dialog.contains(document.activeElement)
+  if (event.shiftKey && (document.activeElement === first || !inside)) {
+    event.preventDefault()
+    last.focus()
+  } else if (!event.shiftKey && (document.activeElement === last || !inside)) {
+    event.preventDefault()
+    first.focus()
+  }
 }
 
 export function toast(text) {

@@ -16,6 +16,23 @@ export const SCOPE_TEXT = {
   preferred_language: 'Your preferred language',
 }
 const AD_TYPES = ['rewarded', 'interstitial']
+/** The ledger's fee for one payment: 100 stroops (src/ledger/ledger-rules.ts, BASE_FEE_STROOPS). */
+const FEE_STROOPS = 100n
+const FEE_PI = '0.00001'
+/** The platform's messages speak of "the user"; the user's own dialogs speak to them. */
+export const secondPerson = (text) =>
+  String(text)
+    .replace(/\bThe user's\b/g, 'Your')
+    .replace(/\bthe user's\b/g, 'your')
+    .replace(/\bThe user\b/g, 'You')
+    .replace(/\bthe user\b/g, 'you')
+
+/** '12.5' or 12.5 → stroops (BigInt), exact; undefined when it is not such a number. */
+function toStroops(value) {
+  const match = /^(\d+)(?:\.(\d{1,7}))?$/.exec(String(value))
+  if (match === null) return undefined
+  return BigInt(match[1]) * 10_000_000n + BigInt((match[2] ?? '').padEnd(7, '0'))
+}
 const enc = encodeURIComponent
 
 /**
@@ -132,6 +149,10 @@ export function createFlows(ctx) {
 
     const status = h('p', { class: 'status-line', role: 'status', 'data-stage': stage }, 'Creating the payment…')
     const balance = h('dd', { class: 'balance-value' }, '…')
+    /** Your balance in stroops once read; Pay needs amount + fee. */
+    let balanceStroops
+    /** A failed Pay's message: it stays on screen until the next Pay (the polls must not replace it). */
+    let payError
     const paymentId = h('dd', { class: 'mono' }, '…')
     const payButton = h('button', { type: 'button', class: 'primary', disabled: true }, 'Pay')
     const cancelButton = h('button', { type: 'button', disabled: true }, 'Cancel')
@@ -154,7 +175,9 @@ export function createFlows(ctx) {
           h('dt', {}, 'To'),
           h('dd', {}, app.name),
           h('dt', {}, 'Memo'),
-          h('dd', {}, memo),
+          h('dd', { class: 'memo' }, memo),
+          h('dt', {}, 'Network fee'),
+          h('dd', {}, formatPi(FEE_PI)),
           h('dt', {}, 'Your balance'),
           balance,
           h('dt', {}, 'Payment'),
@@ -171,21 +194,32 @@ export function createFlows(ctx) {
     ctx.balance().then(
       (value) => {
         balance.textContent = formatPi(value)
+        balanceStroops = toStroops(value)
+        render()
       },
       () => {
         balance.textContent = 'unknown'
       },
     )
 
+    const shortOfFunds = () =>
+      balanceStroops !== undefined && toStroops(amount) !== undefined && toStroops(amount) + FEE_STROOPS > balanceStroops
     const render = () => {
       const left = Math.max(0, Math.ceil((deadline - platformNow()) / 1000))
-      payButton.disabled = stage !== 'approved'
+      payButton.disabled = stage !== 'approved' || shortOfFunds()
       cancelButton.disabled = !(stage === 'approval' || stage === 'approved')
       cancelButton.hidden = stage === 'paid' || stage === 'done'
       payButton.hidden = stage === 'paid' || stage === 'done'
       closeButton.hidden = !(stage === 'paid' || stage === 'done')
       if (stage === 'approval') {
         setStatus(`Waiting for ${app.name} to approve the payment… ${left} s left (the platform cancels it after ${windowMs / 1000} s).`)
+      } else if (stage === 'approved' && payError !== undefined) {
+        setStatus(payError, 'bad')
+      } else if (stage === 'approved' && shortOfFunds()) {
+        setStatus(
+          `Your balance is too low: this payment needs ${formatPi(amount)} plus the ${formatPi(FEE_PI)} fee. Cancel it, or fund your wallet.`,
+          'bad',
+        )
       } else if (stage === 'approved') {
         setStatus(`${app.name} approved the payment. Pay signs and submits the transaction from your wallet.`, 'ok')
       } else if (stage === 'paying') {
@@ -267,14 +301,18 @@ export function createFlows(ctx) {
 
     payButton.addEventListener('click', async () => {
       stage = 'paying'
+      payError = undefined
       render()
       try {
         apply(await call(`/v2/client/payments/${enc(payment.identifier)}/submit`, { method: 'POST', token: auth.token }))
       } catch (error) {
+        // The message stays until the next Pay (render() shows it, not "approved…"), and the app hears of it.
         stage = 'approved'
-        render()
-        setStatus(error.message, 'bad')
+        payError = `The payment failed: ${secondPerson(error.message)}`
         if (error.body?.payment) apply(error.body.payment)
+        render()
+        reply.event('error', [{ code: error.code ?? 'unknown_error', message: error.message }, error.body?.payment ?? payment])
+        ctx.refreshWallet()
       }
     })
     cancelButton.addEventListener('click', userCancel)

@@ -23,6 +23,7 @@ const tuning = {
   pollMs: numberParam('poll_ms', 1000, 50),
   adMs: numberParam('ad_ms', 5000, 0),
   refreshMs: numberParam('refresh_ms', 5000, 100),
+  connectMs: numberParam('connect_ms', 10_000, 100),
 }
 const enc = encodeURIComponent
 
@@ -43,8 +44,10 @@ const views = ['admin-view', 'signin-view', 'picker-view', 'browser-view']
 const showView = (id) => {
   for (const view of views) show(byId(view), view === id)
 }
-const setStatus = (text) => {
-  byId('sdk-status').textContent = text
+const setStatus = (text, tone = '') => {
+  const line = byId('sdk-status')
+  line.textContent = text
+  line.classList.toggle('bad', tone === 'bad')
 }
 
 function setUrl(changes) {
@@ -87,7 +90,11 @@ async function showSignIn() {
   const list = byId('user-list')
   list.replaceChildren(h('li', { class: 'muted' }, 'Loading…'))
   try {
-    const { users } = await sandbox('/sandbox/users?limit=50')
+    // 50 at a time, newest first; any other user is a search away (the list API counts every match).
+    const q = byId('user-search').value.trim()
+    const { users, total } = await sandbox(`/sandbox/users?limit=50${q === '' ? '' : `&q=${enc(q)}`}`)
+    byId('user-count').textContent =
+      total > users.length ? `Showing the newest ${users.length} of ${total}: search by name for the others.` : ''
     list.replaceChildren(
       ...(users.length === 0
         ? [h('li', { class: 'muted' }, 'No users yet: create one.')]
@@ -113,6 +120,14 @@ async function showSignIn() {
     failIn(byId('signin-error'))(error)
   }
 }
+
+byId('user-search-form').addEventListener('submit', (event) => {
+  event.preventDefault()
+  showSignIn()
+})
+
+// An error about the name typed ("already taken") goes once the name changes.
+byId('new-username').addEventListener('input', () => showError(byId('signin-error')))
 
 byId('new-user-form').addEventListener('submit', (event) => {
   event.preventDefault()
@@ -170,7 +185,13 @@ async function showPicker() {
               h(
                 'span',
                 { class: 'grow' },
-                h('strong', {}, app.name),
+                app.url === null
+                  ? h('strong', {}, app.name)
+                  : h(
+                      'button',
+                      { type: 'button', class: 'link', onclick: () => openApp({ app_id: app.app_id, name: app.name, url: app.url }) },
+                      h('strong', {}, app.name),
+                    ),
                 h('span', { class: 'muted' }, ` ${app.url ?? 'no URL: enter one below'}`),
               ),
               h(
@@ -234,6 +255,7 @@ function openApp(app, subroute, extraUrlState = {}) {
   setStatus('Loading the app…')
   state.frameUrl = target.href
   frame.src = state.frameUrl
+  watchConnection()
   setUrl({ app: app.app_id, url: extraUrlState.url, path: undefined })
   showView('browser-view')
 }
@@ -254,7 +276,27 @@ byId('reload-button').addEventListener('click', () => {
   state.frameAuth = undefined
   setStatus('Reloading the app…')
   frame.src = state.frameUrl
+  watchConnection()
 })
+
+/**
+ * "Loading the app…" does not last forever: when no SDK speaks within connect_ms, say what to
+ * check. An SDK loaded from another origin than this page's says so at once (origin_probe).
+ */
+let connectTimer
+function watchConnection() {
+  clearTimeout(connectTimer)
+  state.connected = false
+  const app = state.app
+  connectTimer = setTimeout(() => {
+    if (state.connected || state.app !== app || app === undefined) return
+    setStatus(
+      `The app at ${app.origin} did not connect within ${Math.round(tuning.connectMs / 1000)} s. Check that its server is running and listening there ` +
+        `(nothing answering shows as an error page above), and that it loads the SDK from ${location.origin}/sdk/pi-sdk.js and calls Pi.init.`,
+      'bad',
+    )
+  }, tuning.connectMs)
+}
 
 // The platform's side of the SDK
 
@@ -312,15 +354,29 @@ const bridge = createBridge({
   currentApp: () => state.app,
   handlers: flows,
   features: ['inline_media', 'ad_network'],
+  onOriginMismatch: (hostOrigin) => {
+    state.connected = true
+    clearTimeout(connectTimer)
+    setStatus(
+      `The app's SDK talks to ${hostOrigin}, but this page is ${location.origin}: their messages never meet. ` +
+        `Open the sandbox at ${hostOrigin}/sandbox/ (or load the SDK from ${location.origin}).`,
+      'bad',
+    )
+  },
   onSession: () => {
     // A new page load of the app: it has to authenticate again.
+    state.connected = true
+    clearTimeout(connectTimer)
     state.frameAuth = undefined
     setStatus('SDK connected (2.0)')
   },
 })
 
 setInterval(() => {
-  if (state.user !== undefined && document.visibilityState === 'visible') centre.refresh()
+  if (state.user === undefined || document.visibilityState !== 'visible') return
+  centre.refresh()
+  // The top-bar balance follows payments made to the user from elsewhere (an app's A2U payment).
+  wallet.refresh()
 }, tuning.refreshMs)
 
 async function start() {

@@ -95,7 +95,7 @@ export function createWallet(ctx) {
       const rows = await Promise.all(page._embedded.records.map((tx) => transactionRow(address, tx)))
       ctx.drawer.fill(
         'wallet',
-        h('p', { class: 'muted' }, `${user.username}'s wallet`),
+        h('p', { class: 'muted' }, `Your wallet (${user.username})`),
         h('div', { class: 'balance', 'data-testid': 'wallet-balance' }, formatPi(balance)),
         h('p', {}, h('a', { class: 'mono', href: `/ledger/accounts/${enc(address)}`, target: '_blank', rel: 'noopener' }, address)),
         h('h3', {}, 'Transactions'),
@@ -221,7 +221,13 @@ export function createNotificationCentre(ctx) {
             'header',
             {},
             h('strong', {}, section.app.name),
-            h('label', { class: 'switch' }, toggle, section.list.unseen_count > 0 ? `${section.list.unseen_count} unread` : 'On/off'),
+            h(
+              'label',
+              { class: 'switch' },
+              toggle,
+              `Notifications from ${section.app.name}`,
+              section.list.unseen_count > 0 ? ` (${section.list.unseen_count} unread)` : '',
+            ),
           ),
           section.list.notifications.length === 0
             ? h('p', { class: 'muted' }, 'Nothing here.')

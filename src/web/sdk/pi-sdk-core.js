@@ -76,6 +76,7 @@ function createPi(env) {
   const describe = (value) => {
     if (typeof value === 'string') return JSON.stringify(value.slice(0, 40))
     if (Array.isArray(value)) return 'an array'
+    if (typeof value === 'number' || typeof value === 'boolean') return `${typeof value} ${String(value)}`
     return value === null ? 'null' : typeof value
   }
 
@@ -118,6 +119,9 @@ function createPi(env) {
         new PiSdkError('not_in_sandbox', `Pi: this page is not inside the sandbox browser; open it from ${origin}/sandbox/.`),
       )
     }
+    // The only message to any origin, with nothing secret in it: the origin this SDK talks to, so
+    // that a sandbox page on another origin (localhost against 127.0.0.1) can say why it hears nothing.
+    window.parent.postMessage({ protocol: PROTOCOL, type: 'origin_probe', host_origin: origin }, '*')
     connection = new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         connection = undefined
@@ -214,6 +218,11 @@ function createPi(env) {
     const { amount, memo, metadata } = paymentData
     if (typeof amount !== 'number' || !Number.isFinite(amount) || amount <= 0) {
       throw new PiSdkError('invalid_arguments', `Pi.createPayment: amount must be a number above 0, got ${describe(amount)}.`)
+    }
+    // Caught here, before the dialog: the ledger holds at most 7 decimals (0.0000001 π).
+    if (!/^\d+(\.\d{1,7})?$/.test(String(amount))) {
+      // The platform's code for the same refusal (docs/errors.md), now before any dialog opens.
+      throw new PiSdkError('invalid_amount', `Pi.createPayment: amount has at most 7 decimals, got ${String(amount)}.`)
     }
     if (typeof memo !== 'string')
       throw new PiSdkError('invalid_arguments', `Pi.createPayment: memo must be a string, got ${describe(memo)}.`)

@@ -1,0 +1,55 @@
+// Plinth developer console: wiring. It calls the sandbox API (and reads the ledger from /ledger).
+
+import { setAdminToken, whenTokenRefused } from './api.js'
+import { refreshClock, tickClock } from './clock.js'
+import { trapFocus } from './components.js'
+import { appPage, appsPage } from './pages/apps.js'
+import { accountPage, ledgerPage, transactionPage } from './pages/ledger.js'
+import { blockingPage, paymentPage, paymentsPage } from './pages/payments.js'
+import { platformPage } from './pages/platform.js'
+import { requestPage, requestsPage } from './pages/requests.js'
+import { userPage, usersPage } from './pages/users.js'
+import { render, route } from './router.js'
+
+route('apps', appsPage)
+route('apps/:appId', appPage)
+route('apps/:appId/requests', requestsPage)
+route('apps/:appId/requests/:id', requestPage)
+route('apps/:appId/payments', paymentsPage)
+route('apps/:appId/payments/:paymentId', paymentPage)
+route('apps/:appId/users/:userId/blocking', blockingPage)
+route('users', usersPage)
+route('users/:userId', userPage)
+route('platform', platformPage)
+route('ledger', ledgerPage)
+route('ledger/transactions/:hash', transactionPage)
+route('ledger/accounts/:address', accountPage)
+
+const tokenDialog = document.getElementById('token-dialog')
+const tokenInput = document.getElementById('token-input')
+const tokenError = document.getElementById('token-error')
+trapFocus(tokenDialog)
+
+whenTokenRefused((message) => {
+  tokenError.hidden = message === ''
+  tokenError.textContent = message
+  if (!tokenDialog.open) tokenDialog.showModal()
+})
+
+document.getElementById('token-form').addEventListener('submit', (event) => {
+  event.preventDefault()
+  setAdminToken(tokenInput.value.trim())
+  tokenInput.value = ''
+  tokenDialog.close()
+  refreshClock()
+  render()
+})
+
+window.addEventListener('hashchange', () => {
+  render()
+  document.getElementById('main').focus()
+})
+refreshClock()
+setInterval(tickClock, 1000)
+setInterval(refreshClock, 10_000)
+render()

@@ -1,0 +1,110 @@
+// A readable ledger: transactions newest first, one transaction with its operations, one
+// account with its balances and transactions. Read from the Horizon API at /ledger.
+
+import { ledgerGet, seg } from '../api.js'
+import { pagedTable, table } from '../components.js'
+import { card, code, external, facts, formatTime, h, pageTitle, short } from '../dom.js'
+import { accountLink, txLink } from '../shared.js'
+
+const cursorOf = (href) => (href ? (new URL(href, location.href).searchParams.get('cursor') ?? null) : null)
+
+function transactionsTable(path, testid) {
+  return pagedTable({
+    headers: ['Transaction', 'Ledger', 'At', 'Source', 'Memo', 'Operations'],
+    emptyText: 'No transactions.',
+    testid,
+    load: async (cursor) => {
+      const page = await ledgerGet(`${path}?order=desc&limit=25${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)
+      const records = page?._embedded.records ?? []
+      const rows = records.map((tx) =>
+        h(
+          'tr',
+          { 'data-testid': 'ledger-tx-row' },
+          h('td', {}, txLink(tx.hash)),
+          h('td', {}, String(tx.ledger)),
+          h('td', {}, formatTime(tx.created_at)),
+          h('td', {}, accountLink(tx.source_account)),
+          h('td', { class: 'clip' }, tx.memo ?? '—'),
+          h('td', { class: 'num' }, String(tx.operation_count)),
+        ),
+      )
+      return { rows, next: records.length < 25 ? null : cursorOf(page._links?.next?.href) }
+    },
+  })
+}
+
+export async function ledgerPage() {
+  const list = transactionsTable('/transactions', 'ledger-transactions')
+  return [
+    pageTitle('Ledger', 'Every transaction on the test ledger, newest first.', ['#/platform', 'Clock & ledger']),
+    card('Transactions', null, list.el),
+  ]
+}
+
+export async function transactionPage({ hash }) {
+  const [tx, ops] = await Promise.all([ledgerGet(`/transactions/${seg(hash)}`), ledgerGet(`/transactions/${seg(hash)}/operations`)])
+  if (tx === null) throw new Error(`No transaction ${hash} on the ledger.`)
+  const operations = (ops?._embedded.records ?? []).map((op) =>
+    h(
+      'tr',
+      {},
+      h('td', {}, op.type),
+      h('td', {}, op.from ? accountLink(op.from) : op.funder ? accountLink(op.funder) : '—'),
+      h('td', {}, op.to ? accountLink(op.to) : op.account ? accountLink(op.account) : '—'),
+      h('td', { class: 'num' }, op.amount ?? op.starting_balance ?? '—'),
+    ),
+  )
+  return [
+    pageTitle(`Transaction ${short(tx.hash, 16)}`, null, ['#/ledger', 'Ledger']),
+    card(
+      'Transaction',
+      null,
+      facts([
+        ['Hash', code(tx.hash)],
+        ['Ledger', String(tx.ledger)],
+        ['At', formatTime(tx.created_at)],
+        ['Source', accountLink(tx.source_account)],
+        ['Fee', `${tx.fee_charged} stroops`],
+        ['Memo', tx.memo ?? '—', 'tx-memo'],
+        ['Succeeded', tx.successful ? 'yes' : 'no'],
+        ['Raw record', external(`/ledger/transactions/${seg(tx.hash)}`, 'Horizon JSON')],
+      ]),
+      tx.memo
+        ? h(
+            'p',
+            { class: 'muted small' },
+            'A payment’s transaction carries the payment id as its memo: find it in the app’s payments by this id.',
+          )
+        : null,
+    ),
+    card('Operations', null, table(['Type', 'From', 'To', 'Amount'], operations, 'No operations.')),
+  ]
+}
+
+export async function accountPage({ address }) {
+  const account = await ledgerGet(`/accounts/${seg(address)}`)
+  if (account === null) throw new Error(`No account ${address} on the ledger.`)
+  const balances = account.balances.map((b) =>
+    h(
+      'tr',
+      {},
+      h('td', {}, b.asset_type === 'native' ? 'test Pi' : b.asset_code),
+      h('td', { class: 'num', 'data-testid': 'account-balance' }, b.balance),
+    ),
+  )
+  const list = transactionsTable(`/accounts/${seg(address)}/transactions`, 'account-transactions')
+  return [
+    pageTitle(`Account ${short(address, 12)}`, null, ['#/ledger', 'Ledger']),
+    card(
+      'Account',
+      null,
+      facts([
+        ['Address', code(address)],
+        ['Sequence', String(account.sequence)],
+        ['Raw record', external(`/ledger/accounts/${seg(address)}`, 'Horizon JSON')],
+      ]),
+      table(['Asset', 'Balance'], balances, 'No balances.'),
+    ),
+    card('Transactions', null, list.el),
+  ]
+}

@@ -1,0 +1,210 @@
+// The request log of an app: filters (status, route, user, error), paging back, and a live tail
+// that polls for newer entries with after=<cursor>.
+
+import { get, query, seg } from '../api.js'
+import { action, report } from '../components.js'
+import { badge, card, code, facts, field, formatTime, h, pageTitle, select, short } from '../dom.js'
+import { currentRoute, onLeave } from '../router.js'
+
+const TAIL_MS = 1500
+const STATUSES = [
+  ['any status', ''],
+  ['2xx', '2xx'],
+  ['4xx', '4xx'],
+  ['5xx', '5xx'],
+  ['400', '400'],
+  ['401', '401'],
+  ['404', '404'],
+  ['409', '409'],
+]
+
+const statusBadge = (status) => badge(String(status), status < 300 ? 'ok' : status < 500 ? 'warn' : 'off')
+const requestHref = (appId, id) => `#/apps/${seg(appId)}/requests/${seg(id)}`
+
+function requestRow(appId, entry) {
+  return h(
+    'tr',
+    { 'data-testid': 'request-row', 'data-status': entry.status, 'data-error': entry.error_code ?? '' },
+    h('td', {}, h('a', { href: requestHref(appId, entry.id) }, formatTime(entry.at))),
+    h('td', {}, statusBadge(entry.status)),
+    h('td', { class: 'clip' }, h('strong', {}, entry.method), ' ', h('span', { title: entry.path }, entry.path)),
+    h('td', {}, entry.error_code === null ? '—' : code(entry.error_code)),
+    h(
+      'td',
+      {},
+      entry.key_id !== null
+        ? ['key ', code(entry.key_id)]
+        : entry.user_uid !== null
+          ? ['user ', code(short(entry.user_uid, 8), entry.user_uid)]
+          : '—',
+    ),
+    h('td', { class: 'num' }, `${Math.round(entry.latency_ms)} ms`),
+    h('td', {}, code(short(entry.request_id, 12), entry.request_id)),
+  )
+}
+
+export async function requestsPage({ appId }) {
+  const app = await get(`/sandbox/apps/${seg(appId)}`)
+  const initial = Object.fromEntries(new URLSearchParams(currentRoute().split('?')[1] ?? ''))
+  const filters = { status: initial.status ?? '', route: initial.route ?? '', user: initial.user ?? '', error: initial.error ?? '' }
+  const body = h('tbody', {})
+  const status = h('span', { class: 'muted small', 'aria-live': 'polite', 'data-testid': 'requests-status' })
+  const older = h('button', { type: 'button', class: 'small', 'data-testid': 'requests-next' }, 'Older →')
+  const tailBox = h('input', { type: 'checkbox', checked: true, 'data-testid': 'live-tail' })
+  let next = null
+  let newest = null
+  let timer
+  let generation = 0
+  const base = `/sandbox/apps/${seg(appId)}/requests`
+  const emptyRow = () => h('tr', { class: 'empty-row' }, h('td', { colspan: 7, class: 'empty' }, 'No request matches yet.'))
+
+  const load = async () => {
+    const mine = ++generation
+    status.textContent = 'Loading…'
+    try {
+      const page = await get(`${base}${query({ ...filters, limit: 50 })}`)
+      if (mine !== generation) return
+      next = page.next_cursor
+      newest = page.newest_cursor
+      body.replaceChildren(...(page.requests.length > 0 ? page.requests.map((entry) => requestRow(appId, entry)) : [emptyRow()]))
+      status.textContent = page.enabled ? '' : 'The request log is off in this process (PLINTH_REQUEST_LOG).'
+    } catch (error) {
+      status.textContent = ''
+      report(error)
+    }
+    older.disabled = next === null
+  }
+  const poll = async () => {
+    const mine = generation
+    if (tailBox.checked && newest !== null && document.visibilityState === 'visible') {
+      try {
+        const page = await get(`${base}${query({ ...filters, after: newest, limit: 200 })}`)
+        if (mine === generation && page.requests.length > 0) {
+          body.querySelector('.empty-row')?.remove()
+          for (const entry of page.requests) body.prepend(requestRow(appId, entry))
+          newest = page.next_cursor
+        }
+      } catch {
+        // A missed poll is retried on the next tick.
+      }
+    }
+    timer = setTimeout(poll, TAIL_MS)
+  }
+  older.addEventListener('click', async () => {
+    if (next === null) return
+    older.disabled = true
+    try {
+      const page = await get(`${base}${query({ ...filters, before: next, limit: 50 })}`)
+      body.querySelector('.empty-row')?.remove()
+      for (const entry of page.requests) body.append(requestRow(appId, entry))
+      next = page.next_cursor
+    } catch (error) {
+      report(error)
+    }
+    older.disabled = next === null
+  })
+  onLeave(() => clearTimeout(timer))
+
+  const filterForm = h('form', { class: 'inline-form', 'data-testid': 'request-filters' })
+  const statusSelect = select('status', STATUSES, filters.status)
+  const input = (name, placeholder) => h('input', { name, placeholder, maxlength: 200, value: filters[name] })
+  filterForm.append(
+    field('Status', statusSelect),
+    field('Route', input('route', '/v2/payments or an operationId')),
+    field('User uid or key id', input('user', 'uid or key id')),
+    field('Error code', input('error', 'already_approved')),
+    h('button', { type: 'submit', class: 'primary' }, 'Filter'),
+  )
+  const apply = () => {
+    for (const name of Object.keys(filters)) filters[name] = filterForm.elements[name].value.trim()
+    load()
+  }
+  filterForm.addEventListener('submit', (event) => {
+    event.preventDefault()
+    apply()
+  })
+  statusSelect.addEventListener('change', apply)
+  await load()
+  timer = setTimeout(poll, TAIL_MS)
+  return [
+    pageTitle(`Request log of ${app.name}`, 'Every /v2 call made with its keys or its users’ tokens, newest first, secrets redacted.', [
+      `#/apps/${seg(appId)}`,
+      app.name,
+    ]),
+    card('Filters', h('label', { class: 'switch' }, tailBox, ' Live tail'), filterForm),
+    card(
+      'Requests',
+      action('Reload', load, { kind: 'small' }),
+      h(
+        'div',
+        { class: 'table-wrap' },
+        h(
+          'table',
+          { 'data-testid': 'requests' },
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              ['Time', 'Status', 'Call', 'Error', 'By', 'Latency', 'Request id'].map((text) => h('th', { scope: 'col' }, text)),
+            ),
+          ),
+          body,
+        ),
+      ),
+      h('div', { class: 'pager' }, older, status),
+    ),
+  ]
+}
+
+/** One entry; `by-request-id?request_id=…&user=…` finds it from a payment's timeline. */
+export async function requestPage({ appId, id }) {
+  let entry
+  if (id === 'by-request-id') {
+    entry = await findByRequestId(appId, Object.fromEntries(new URLSearchParams(currentRoute().split('?')[1] ?? '')))
+  } else {
+    entry = await get(`/sandbox/apps/${seg(appId)}/requests/${seg(id)}`)
+  }
+  const pretty = (text) => {
+    if (text === null) return '—'
+    try {
+      return JSON.stringify(JSON.parse(text), null, 2)
+    } catch {
+      return text
+    }
+  }
+  return [
+    pageTitle(`${entry.method} ${entry.path}`, formatTime(entry.at), [`#/apps/${seg(appId)}/requests`, 'Request log']),
+    card(
+      'Request',
+      null,
+      facts([
+        ['Status', statusBadge(entry.status), 'request-status'],
+        ['Error code', entry.error_code === null ? '—' : code(entry.error_code), 'request-error'],
+        ['Route', code(entry.route)],
+        ['Operation', entry.operation_id ?? '—'],
+        ['Key id', entry.key_id ?? '—'],
+        ['User uid', entry.user_uid ?? '—'],
+        ['Latency', `${entry.latency_ms} ms`],
+        ['Request id', code(entry.request_id), 'request-id'],
+        entry.fault === null ? null : ['Injected fault', entry.fault],
+      ]),
+    ),
+    card('Request body', null, h('pre', { class: 'body' }, pretty(entry.request_body))),
+    card('Response body', null, h('pre', { class: 'body', 'data-testid': 'response-body' }, pretty(entry.response_body))),
+  ]
+}
+
+/** The log has no request_id filter: look through the actor's latest entries (at most 1,000). */
+async function findByRequestId(appId, { request_id: requestId, user }) {
+  let before
+  for (let page = 0; page < 5; page++) {
+    const answer = await get(`/sandbox/apps/${seg(appId)}/requests${query({ user, before, limit: 200 })}`)
+    const found = answer.requests.find((entry) => entry.request_id === requestId)
+    if (found !== undefined) return found
+    if (answer.next_cursor === null) break
+    before = answer.next_cursor
+  }
+  throw new Error(`Request ${requestId} is not in the log (it may have been written by another process, or aged out).`)
+}

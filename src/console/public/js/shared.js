@@ -1,0 +1,117 @@
+// Pieces several pages show: secrets shown once, wallets and their balances, payment states.
+
+import { ledgerGet, post, seg } from './api.js'
+import { action, copy, form } from './components.js'
+import { badge, code, field, h, short } from './dom.js'
+import { toast } from './toast.js'
+
+/** Secrets shown once: kept in memory until dismissed or the page is left. */
+export const reveal = { current: null }
+
+export function revealPanel(route, rerender) {
+  if (reveal.current === null || reveal.current.owner !== route) return null
+  const secret = reveal.current
+  return h(
+    'section',
+    { class: 'card reveal', 'data-testid': 'reveal' },
+    h('div', { class: 'card-head' }, h('h2', {}, secret.title)),
+    h('p', { class: 'warning' }, 'Shown once. Plinth keeps only a hash of keys and the public half of wallets: save these now.'),
+    h(
+      'dl',
+      { class: 'secrets' },
+      secret.items.map(({ label, value, testid }) => [
+        h('dt', {}, label),
+        h(
+          'dd',
+          {},
+          h('code', { class: 'secret', 'data-testid': testid }, value),
+          action('Copy', () => copy(value), { kind: 'small' }),
+        ),
+      ]),
+    ),
+    h(
+      'div',
+      { class: 'actions' },
+      action(
+        'I have saved them',
+        () => {
+          reveal.current = null
+          rerender()
+        },
+        { kind: 'primary', testid: 'dismiss-reveal' },
+      ),
+    ),
+  )
+}
+
+export function accountLink(address) {
+  return h('a', { href: `#/ledger/accounts/${seg(address)}`, title: address }, code(short(address, 12), address))
+}
+
+export function txLink(hash) {
+  return h('a', { href: `#/ledger/transactions/${seg(hash)}`, title: hash }, code(short(hash, 12), hash))
+}
+
+export async function walletBalance(address) {
+  try {
+    const account = await ledgerGet(`/accounts/${seg(address)}`)
+    const native = account?.balances.find((b) => b.asset_type === 'native')
+    return native ? native.balance : null
+  } catch {
+    return null
+  }
+}
+
+/** Amounts as the platform takes them: up to 7 decimals, positive, at most 1e12 (checked before sending). */
+export function checkAmount(text) {
+  if (!/^\d+(\.\d+)?$/.test(text)) return `Type an amount such as 100 or 2.5 (got "${text}").`
+  if ((text.split('.')[1] ?? '').length > 7) return `An amount has at most 7 decimals (got ${text}).`
+  if (Number(text) <= 0) return 'The amount must be more than 0.'
+  return null
+}
+
+export function fundForm(address, rerender, { testid = 'fund', label = 'Fund' } = {}) {
+  return form(
+    { class: 'inline-form', 'data-testid': testid },
+    [
+      address === ''
+        ? field('Address', h('input', { name: 'address', required: true, maxlength: 100, placeholder: 'G…', class: 'wide' }))
+        : h('input', { type: 'hidden', name: 'address', value: address }),
+      field('Amount (test Pi)', h('input', { name: 'amount', required: true, maxlength: 40, value: '100', inputmode: 'decimal' })),
+      h('button', { type: 'submit', class: 'primary' }, label),
+    ],
+    async (values) => {
+      const amount = values.amount.trim()
+      const wrong = checkAmount(amount)
+      if (wrong !== null) throw new Error(wrong)
+      const funded = await post('/sandbox/ledger/fund', { address: values.address.trim(), amount })
+      toast(`${short(funded.address, 8)} now holds ${funded.balance} test Pi`)
+      await rerender()
+    },
+  )
+}
+
+const STATES = {
+  created: ['created', 'info'],
+  approved: ['approved', 'info'],
+  transaction_linked: ['paid, unverified', 'warn'],
+  verified: ['paid', 'warn'],
+  completed: ['completed', 'ok'],
+  cancelled: ['cancelled', 'off'],
+}
+
+export function paymentState(payment) {
+  const s = payment.status
+  if (payment.state !== undefined && payment.state !== 'cancelled') return STATES[payment.state] ?? [payment.state, 'info']
+  if (s.developer_completed) return ['completed', 'ok']
+  if (s.cancelled) return ['cancelled', 'off']
+  if (s.user_cancelled) return ['user cancelled', 'off']
+  if (payment.transaction !== null) return [payment.transaction.verified ? 'paid' : 'paid, unverified', 'warn']
+  if (s.developer_approved) return ['approved', 'info']
+  return ['created', 'info']
+}
+
+export const stateBadge = (payment) => {
+  const [text, kind] = paymentState(payment)
+  return badge(text, kind)
+}
