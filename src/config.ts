@@ -30,6 +30,8 @@ export interface Config {
   rateLimitKeyPerMinute: number
   /** Requests a minute one access token may make, in each process; 0 turns the limit off. */
   rateLimitTokenPerMinute: number
+  /** Bearer token that reads GET /metrics; without it /metrics is open in sandbox mode and absent in production. */
+  metricsToken: string | undefined
 }
 
 export class ConfigError extends Error {
@@ -115,6 +117,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     throw new ConfigError('PLINTH_ADMIN_TOKEN must be at least 16 characters long')
   }
 
+  const metricsToken = optional(env, 'PLINTH_METRICS_TOKEN')
+  if (metricsToken !== undefined && (metricsToken.length < 16 || metricsToken.length > 256 || !/^[\x21-\x7e]+$/.test(metricsToken))) {
+    throw new ConfigError('PLINTH_METRICS_TOKEN must be 16 to 256 printable ASCII characters without spaces')
+  }
+
   const logLevel = (optional(env, 'LOG_LEVEL') ?? 'info') as LogLevel
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`)
@@ -152,5 +159,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     adVerdictDelaySeconds: integer(env, 'PLINTH_AD_VERDICT_DELAY_SECONDS', 0, 0, 3600),
     rateLimitKeyPerMinute: integer(env, 'PLINTH_RATE_LIMIT_KEY_PER_MINUTE', 60_000, 0, 1_000_000_000),
     rateLimitTokenPerMinute: integer(env, 'PLINTH_RATE_LIMIT_TOKEN_PER_MINUTE', 1_200, 0, 1_000_000_000),
+    metricsToken,
   }
 }

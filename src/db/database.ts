@@ -15,6 +15,8 @@ export interface Database {
   kind: DatabaseKind
   /** Resolves when a trivial query round-trips. */
   ping(): Promise<void>
+  /** Connections open, idle, and callers waiting for one (GET /metrics). */
+  poolStats(): { total: number; idle: number; waiting: number }
   close(): Promise<void>
 }
 
@@ -63,13 +65,16 @@ async function openPGlite(dataDir: string): Promise<Database> {
   // Loaded only when used: the WASM engine is large and a PostgreSQL deployment never needs it.
   const { PGlite } = await import('@electric-sql/pglite')
   const options = { startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((setting) => ['-c', setting])] }
-  if (dataDir === 'memory') return wrap(new Kysely<DB>({ dialect: new PGliteDialect(new PGlite(options)) }), 'pglite')
+  if (dataDir === 'memory') {
+    const dialect = new PGliteDialect(new PGlite(options))
+    return wrap(new Kysely<DB>({ dialect }), 'pglite', () => dialect.stats())
+  }
   mkdirSync(dataDir, { recursive: true, mode: 0o700 })
   const unlock = await lockDataDir(dataDir)
   try {
     const pgdata = await ensurePGliteDatabase(dataDir, (path) => createAndCollect(() => PGlite.create(path, options)))
-    const db = new Kysely<DB>({ dialect: new PGliteDialect(new PGlite(pgdata, options)) })
-    return wrap(db, 'pglite', unlock)
+    const dialect = new PGliteDialect(new PGlite(pgdata, options))
+    return wrap(new Kysely<DB>({ dialect }), 'pglite', () => dialect.stats(), unlock)
   } catch (error) {
     unlock()
     throw error
@@ -124,7 +129,7 @@ async function openPostgres(options: DatabaseOptions): Promise<Database> {
     ...(schema === undefined ? {} : { options: `-c search_path="${schema}"` }),
   })
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
-  return wrap(db, 'postgres')
+  return wrap(db, 'postgres', () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }))
 }
 
 /** How many distinct statements one pool names (prepares once per connection); any beyond run unnamed. */
@@ -170,10 +175,11 @@ function preparingClient(): typeof pg.Client {
   }
 }
 
-function wrap(db: Kysely<DB>, kind: DatabaseKind, release?: () => void): Database {
+function wrap(db: Kysely<DB>, kind: DatabaseKind, poolStats: Database['poolStats'], release?: () => void): Database {
   return {
     db,
     kind,
+    poolStats,
     async ping() {
       await sql`select 1`.execute(db)
     },

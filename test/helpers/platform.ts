@@ -39,6 +39,8 @@ export interface PlatformOptions {
    * Off (0) unless given, so that tests making many requests are not throttled.
    */
   rateLimits?: { keyPerMinute: number; tokenPerMinute: number; now?: () => number }
+  /** PLINTH_METRICS_TOKEN: GET /metrics then needs it (and is served in production too). */
+  metricsToken?: string
 }
 
 /**
@@ -73,7 +75,9 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Test
       adVerdictDelaySeconds: 2,
       rateLimitKeyPerMinute: options.rateLimits?.keyPerMinute ?? 0,
       rateLimitTokenPerMinute: options.rateLimits?.tokenPerMinute ?? 0,
+      metricsToken: options.metricsToken,
     },
+    poolStats: database.poolStats,
     ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
     ...(options.rateLimits?.now === undefined ? {} : { rateLimitNow: options.rateLimits.now }),
   })
