@@ -48,6 +48,7 @@ import { createSandboxSync } from './sandbox/sandbox-sync.js'
 import { sandboxViews } from './sandbox/sandbox-views.js'
 import { worldRoutes } from './sandbox/world-routes.js'
 import { worldServiceFactory } from './sandbox/world-service.js'
+import { createMetrics, type Metrics, metricsRoutes, registerRequestMetrics } from './system/metrics.js'
 import { systemRoutes } from './system/system-routes.js'
 import { sandboxPageRoutes } from './web/sandbox-page-routes.js'
 import { sdkRoutes } from './web/sdk-routes.js'
@@ -136,7 +137,7 @@ export interface AppDeps {
     | 'adVerdictDelaySeconds'
     | 'rateLimitKeyPerMinute'
     | 'rateLimitTokenPerMinute'
-  > & { streams?: StreamLimits } & Partial<Pick<Config, 'requestLog'>>
+  > & { streams?: StreamLimits } & Partial<Pick<Config, 'requestLog' | 'metricsToken'>>
   /** Encrypts wallet seeds held by the platform. */
   secretKey: Buffer
   /** Readiness probe of the database. */
@@ -147,11 +148,31 @@ export interface AppDeps {
   logStream?: { write(line: string): void }
   /** The rate limits' clock, in milliseconds (a monotonic clock when absent): tests move it. */
   rateLimitNow?: () => number
+  /** The database's connections, for /metrics: a pool's (total, idle, waiting), or PGlite's one connection and its queue. */
+  poolStats?: () => PoolStats
+}
+
+export interface PoolStats {
+  total: number
+  idle: number
+  waiting: number
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** GET /metrics' registry: register a gauge with `app.metrics.gauge(name, help, collect)` (ARCHITECTURE.md, Metrics). */
+    metrics: Metrics
+  }
 }
 
 /** Builds the whole HTTP application from its dependencies; listening is the caller's business. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const { db, clock, config, secretKey } = deps
+  const { clock, config, secretKey } = deps
+  // Served in sandbox mode, and in production only with a token (src/system/metrics.ts): when not
+  // served, nothing is measured either, and registered gauges are never read.
+  const metricsServed = config.mode === 'sandbox' || config.metricsToken !== undefined
+  const metrics = createMetrics({ enabled: metricsServed })
+  const db = metricsServed ? deps.db.withPlugin(metrics.queryTimer) : deps.db
 
   const app = Fastify({
     logger: {
@@ -179,6 +200,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: false,
   })
   app.setValidatorCompiler(validatorCompiler)
+  app.decorate('metrics', metrics)
+  if (metricsServed) registerRequestMetrics(app, metrics)
   // Before every route (it records them) and before authentication (a 401 carries the CORS headers).
   const routes = registerRouting(app)
 
@@ -253,7 +276,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     db,
     clock,
     onError: (error) => app.log.warn({ err: error }, 'could not read the revocation feed'),
+    ...(metricsServed ? { onLookup: metrics.credentialLookup } : {}),
   })
+  metrics.gauge('plinth_credential_cache_entries', 'Verified API keys and access tokens held by the per-process cache', credentials.size)
+  const poolStats = deps.poolStats
+  if (poolStats !== undefined) {
+    metrics.gauge('plinth_db_connections', 'Database connections open (PGlite: its one connection)', () => poolStats().total)
+    metrics.gauge('plinth_db_connections_idle', 'Database connections open and idle', () => poolStats().idle)
+    metrics.gauge(
+      'plinth_db_connections_waiting',
+      'Callers waiting for a database connection (PGlite: its queue)',
+      () => poolStats().waiting,
+    )
+  }
   app.addHook('onReady', () => credentials.start())
   app.addHook('onClose', async () => credentials.stop())
   const apps = appsServiceFactory({ db, clock, wallets, afterRevocation: credentials.forget })
@@ -307,6 +342,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     (config.requestLog ?? config.mode === 'sandbox') ? registerRequestLog(app, { db, clock, log: app.log }) : undefined
 
   systemRoutes(app, { ping: deps.ping })
+  if (metricsServed) metricsRoutes(app, { metrics, token: config.metricsToken })
   meRoutes(app, { identity })
   paymentsRoutes(app, { payments })
   clientPaymentsRoutes(app, { payments })

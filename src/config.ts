@@ -34,6 +34,8 @@ export interface Config {
   streams: StreamLimits
   /** Whether /v2 calls are written to the request log (PLINTH_REQUEST_LOG; on by default in sandbox mode only). */
   requestLog: boolean
+  /** Bearer token that reads GET /metrics; without it /metrics is open in sandbox mode and absent in production. */
+  metricsToken: string | undefined
 }
 
 /** Bounds of the ledger's Server-Sent Events streams, per process. */
@@ -144,6 +146,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     throw new ConfigError('PLINTH_ADMIN_TOKEN must be at least 16 characters long')
   }
 
+  const metricsToken = optional(env, 'PLINTH_METRICS_TOKEN')
+  if (metricsToken !== undefined && (metricsToken.length < 16 || metricsToken.length > 256 || !/^[\x21-\x7e]+$/.test(metricsToken))) {
+    throw new ConfigError('PLINTH_METRICS_TOKEN must be 16 to 256 printable ASCII characters without spaces')
+  }
+
   const logLevel = (optional(env, 'LOG_LEVEL') ?? 'info') as LogLevel
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`)
@@ -190,5 +197,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     rateLimitTokenPerMinute: integer(env, 'PLINTH_RATE_LIMIT_TOKEN_PER_MINUTE', 1_200, 0, 1_000_000_000),
     streams: streamLimits(env),
     requestLog,
+    metricsToken,
   }
 }

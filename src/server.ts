@@ -42,7 +42,15 @@ export async function main(): Promise<void> {
   })
   // No timer of its own: every read of the revocation feed (every 200 ms) brings the stored offset.
   const clock = await createPlatformClock({ store: clockRepo(database.db) })
-  const app = await buildApp({ db: database.db, clock, config, secretKey, ping: database.ping, listen: database.listen })
+  const app = await buildApp({
+    db: database.db,
+    clock,
+    config,
+    secretKey,
+    ping: database.ping,
+    listen: database.listen,
+    poolStats: database.poolStats,
+  })
   const demo = config.mode === 'sandbox' ? await seedDemo(database.db, { clock, secretKey }) : undefined
 
   const { drain } = registerDrain(app)

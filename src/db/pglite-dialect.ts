@@ -21,14 +21,22 @@ import {
  * other request's statement can slip in between.
  */
 export class PGliteDialect implements Dialect {
+  #driver: PGliteDriver | undefined
   constructor(private readonly pglite: PGlite) {
     keepByteOrderMarks(pglite)
+  }
+  /** The one connection: whether a caller holds it, and how many wait for it. */
+  stats(): { total: number; idle: number; waiting: number } {
+    const waiting = this.#driver?.waiting ?? 0
+    const busy = this.#driver?.busy ?? false
+    return { total: 1, idle: busy ? 0 : 1, waiting }
   }
   createAdapter(): DialectAdapter {
     return new PostgresAdapter()
   }
   createDriver(): Driver {
-    return new PGliteDriver(this.pglite)
+    this.#driver = new PGliteDriver(this.pglite)
+    return this.#driver
   }
   createQueryCompiler(): QueryCompiler {
     return new PostgresQueryCompiler()
@@ -56,6 +64,8 @@ class PGliteDriver implements Driver {
   readonly #connection: PGliteConnection
   #queue: Promise<void> = Promise.resolve()
   #release: (() => void) | undefined
+  /** Callers waiting for the connection (GET /metrics). */
+  waiting = 0
 
   constructor(private readonly pglite: PGlite) {
     this.#connection = new PGliteConnection(pglite)
@@ -71,7 +81,12 @@ class PGliteDriver implements Driver {
     this.#queue = new Promise<void>((resolve) => {
       release = resolve
     })
-    await previous
+    this.waiting++
+    try {
+      await previous
+    } finally {
+      this.waiting--
+    }
     this.#release = release
     return this.#connection
   }
@@ -87,6 +102,10 @@ class PGliteDriver implements Driver {
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('rollback'))
+  }
+
+  get busy(): boolean {
+    return this.#release !== undefined
   }
 
   async releaseConnection(): Promise<void> {

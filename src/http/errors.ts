@@ -25,6 +25,7 @@ export const ERROR_STATUS = {
   invalid_access_token: 401,
   token_expired: 401,
   invalid_admin_token: 401,
+  invalid_metrics_token: 401,
   missing_scope: 401,
   not_found: 404,
   app_not_found: 404,

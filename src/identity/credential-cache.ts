@@ -58,6 +58,8 @@ export interface CredentialCacheOptions {
   ttlMs?: number
   maxEntries?: number
   onError?: (error: unknown) => void
+  /** Every lookup, answered from the cache or not (GET /metrics). */
+  onLookup?: (kind: 'key' | 'token', outcome: 'hit' | 'miss') => void
 }
 
 interface Entry<P> {
@@ -202,7 +204,11 @@ export function createCredentialCache(options: CredentialCacheOptions): Credenti
           const hash = sha256Hex(key)
           const hit = keys.get(hash)
           // A sandbox reset or restore starts a new clock epoch and replaces every key: entries of an older one are not used.
-          if (usable(hit) && hit.epoch === options.clock.epoch()) return hit.principal
+          if (usable(hit) && hit.epoch === options.clock.epoch()) {
+            options.onLookup?.('key', 'hit')
+            return hit.principal
+          }
+          options.onLookup?.('key', 'miss')
           const startedAt = applied
           const epoch = options.clock.epoch()
           const principal = await inner.verifyApiKey(key)
@@ -214,8 +220,10 @@ export function createCredentialCache(options: CredentialCacheOptions): Credenti
           const hit = tokens.get(hash)
           // A clock reset (a new epoch) moved expiries back: entries cached before it are not used.
           if (usable(hit) && hit.epoch === options.clock.epoch()) {
+            options.onLookup?.('token', 'hit')
             return hit.principal.expiresAt.getTime() <= options.clock.now().getTime() ? 'expired' : hit.principal
           }
+          options.onLookup?.('token', 'miss')
           const startedAt = applied
           const epoch = options.clock.epoch()
           const checked = await inner.verifyAccessToken(token)

@@ -44,6 +44,8 @@ export interface PlatformOptions {
   streams?: StreamLimits
   /** The request log (PLINTH_REQUEST_LOG): on in sandbox mode and off in production unless given. */
   requestLog?: boolean
+  /** PLINTH_METRICS_TOKEN: GET /metrics then needs it (and is served in production too). */
+  metricsToken?: string
 }
 
 /**
@@ -81,7 +83,9 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Test
       rateLimitTokenPerMinute: options.rateLimits?.tokenPerMinute ?? 0,
       ...(options.streams === undefined ? {} : { streams: options.streams }),
       ...(options.requestLog === undefined ? {} : { requestLog: options.requestLog }),
+      metricsToken: options.metricsToken,
     },
+    poolStats: database.poolStats,
     ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
     ...(options.rateLimits?.now === undefined ? {} : { rateLimitNow: options.rateLimits.now }),
   })
