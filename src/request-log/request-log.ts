@@ -43,6 +43,8 @@ export interface RequestLog {
   flush(): Promise<void>
   /** Rows this process dropped since it started (buffer full, or a batch the database refused). */
   dropped(): number
+  /** Rows waiting in this process's buffer. */
+  buffered(): number
 }
 
 interface Options {
@@ -167,7 +169,7 @@ export function registerRequestLog(app: FastifyInstance, options: Options): Requ
     await flush()
   })
 
-  return { flush, dropped: () => droppedRows }
+  return { flush, dropped: () => droppedRows, buffered: () => buffer.length }
 }
 
 /** Calls of the platform API: the /v2 routes (the sandbox API, the ledger and the pages are not). */

@@ -3,6 +3,7 @@ import crypto, { createHash, randomBytes } from 'node:crypto'
 import { syncBuiltinESMExports } from 'node:module'
 import { after, before, describe, it, mock } from 'node:test'
 import { sandbox, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
+import { openSse } from '../helpers/sse.js'
 
 /** Prometheus' text format, parsed strictly: every line a comment (HELP/TYPE) or `name{labels} value`. */
 function parse(text: string): Map<string, number> {
@@ -65,6 +66,34 @@ describe(`GET /metrics (${TEST_DB})`, () => {
     assert.equal(samples.get('plinth_db_connections_waiting'), 0)
     assert.equal(samples.get('plinth_test_buffer_size'), 42)
     assert.ok((samples.get('plinth_credential_cache_entries') ?? 0) >= 1)
+  })
+
+  it("shows the ledger streams open and the request log's buffer", async () => {
+    const address = await platform.app.listen({ port: 0, host: '127.0.0.1' })
+    const before = (await scrape(platform)).samples
+    assert.equal(before.get('plinth_ledger_streams_open'), 0)
+    assert.equal(before.get('plinth_request_log_dropped'), 0)
+    assert.ok(before.has('plinth_request_log_buffered'))
+    const stream = await openSse(`${address}/ledger/transactions?cursor=now`)
+    try {
+      assert.equal((await stream.next()).data, '"hello"')
+      const during = (await scrape(platform)).samples
+      assert.equal(during.get('plinth_ledger_streams_open'), 1)
+      assert.equal(during.get('plinth_ledger_stream_clients'), 1)
+      // The buffer is written every 250 ms: a scrape right after a call sees it waiting (tried a few times, for a slow machine).
+      let seen = 0
+      for (let attempt = 0; attempt < 5 && seen === 0; attempt++) {
+        await platform.app.inject({ method: 'GET', url: '/v2/me', headers: { authorization: `Bearer ${accessToken}` } })
+        seen = (await scrape(platform)).samples.get('plinth_request_log_buffered') ?? 0
+      }
+      assert.ok(seen >= 1, 'a /v2/me call waits in the buffer')
+    } finally {
+      stream.close()
+    }
+    for (let i = 0; i < 100 && (await scrape(platform)).samples.get('plinth_ledger_streams_open') !== 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    assert.equal((await scrape(platform)).samples.get('plinth_ledger_streams_open'), 0, 'a closed stream is no longer counted')
   })
 
   it('counts requests by route pattern and status, never by raw URL', async () => {
