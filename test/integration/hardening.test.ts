@@ -295,7 +295,7 @@ describe('response hardening', () => {
       }
     }
     // The files of the pages are not pages, but are not sniffed either.
-    for (const url of ['/sandbox/ui/main.js', '/console/console.js', '/docs/static/swagger-ui-bundle.js']) {
+    for (const url of ['/sandbox/ui/main.js', '/console/js/main.js', '/docs/static/swagger-ui-bundle.js']) {
       const response = await inject({ method: 'GET', url })
       assert.equal(response.statusCode, 200, url)
       assert.equal(response.headers['x-content-type-options'], 'nosniff', url)

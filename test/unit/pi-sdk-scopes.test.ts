@@ -41,6 +41,8 @@ function sdk(): { Pi: PiLike; asked: string[] } {
             listener({ source: parent, origin: HOST, data: { protocol: message.protocol, session: message.session, ...data } })
         })
       if (message.type === 'hello') return reply({ type: 'welcome', features: [] })
+      // The origin probe (sent to any origin, naming only the SDK's host) asks the page nothing.
+      if (message.type !== 'request') return
       asked.push(message.method ?? '')
       reply({ type: 'result', id: message.id, result: answers[message.method ?? ''] ?? {} })
     },
