@@ -8,8 +8,14 @@ import type { DB } from '../db/schema.js'
  * PostgreSQL.
  */
 
-/** Never touched by a reset or a restore: migration bookkeeping, the sandbox's own state, the clock row (set apart). */
+/**
+ * Never touched by a reset or a restore: migration bookkeeping, the sandbox's own state, the clock
+ * row (set apart), and the request log: the record of what was asked, not platform state (every
+ * process writes it from a buffer, after the answer, so rows of calls made before a reset may land
+ * after it; keeping the log whole makes that harmless, and shows the calls around a reset).
+ */
 export const KEPT_TABLES: ReadonlySet<string> = new Set([
+  'request_log',
   'kysely_migration',
   'kysely_migration_lock',
   'platform_clock',

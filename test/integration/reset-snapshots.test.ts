@@ -7,8 +7,8 @@ import { startNodes } from '../helpers/nodes.js'
 import { json, type SandboxApp, sandbox, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
 import { freePort, httpNode, PlinthProcess, setUpBackend } from '../helpers/server-process.js'
 
-/** Tables that are the sandbox's machinery, not the platform's state. */
-const MACHINERY = /^(kysely_|sandbox_)|^credential_events$|^platform_clock$/
+/** Tables that are the sandbox's machinery, not the platform's state (the request log is the record of calls: kept, checked apart). */
+const MACHINERY = /^(kysely_|sandbox_)|^credential_events$|^platform_clock$|^request_log$/
 
 /** Every row of every platform table, and the sequences: what a round trip must give back exactly. */
 async function dump(db: Kysely<DB>): Promise<Record<string, string[]>> {
@@ -91,6 +91,13 @@ describe('reset and snapshots', () => {
       if (table.startsWith('next') || table === 'clock_offset') continue
       assert.deepEqual(rows, [], `${table} is empty`)
     }
+    // The request log keeps the calls made before the reset (written from a buffer, maybe after it).
+    let logged = 0
+    for (let i = 0; i < 100 && logged === 0; i++) {
+      logged = Number((await sql<{ n: string }>`select count(*)::text as n from request_log`.execute(platform.db)).rows[0]?.n)
+      if (logged === 0) await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    assert.ok(logged > 0, 'the calls made before the reset are still in the request log')
     assert.deepEqual((await dump(platform.db)).clock_offset, ['0'])
     assert.equal(
       (await platform.app.inject({ method: 'GET', url: '/v2/me', headers: { authorization: `Bearer ${token}` } })).statusCode,
