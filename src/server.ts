@@ -1,24 +1,9 @@
-import { buildApp, VERSION } from './app.js'
-import { createPlatformClock } from './clock/clock.js'
-import { clockRepo } from './clock/clock-repo.js'
+import { VERSION } from './app.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
-import { openDatabase } from './db/database.js'
-import { registerDrain } from './http/drain.js'
-import { resolveSecretKey } from './lib/secret-key.js'
-import { type DemoInfo, seedDemo } from './sandbox/demo-seed.js'
+import type { DemoInfo } from './sandbox/demo-seed.js'
+import { startServer } from './start.js'
 
 const SHUTDOWN_GRACE_MS = 10_000
-/**
- * Slow clients may not hold connections: a request's headers must arrive within 10 s and the
- * whole request (headers and body) within 30 s, else 408 `request_timeout` (Node checks every
- * 30 s, so a timeout fires up to 30 s late). A socket silent for 60 s mid-request is closed; an
- * idle keep-alive connection is closed after 72 s (longer than the 60 s idle timeout of common
- * load balancers, so they close first). None bounds a handler's own work.
- */
-const HEADERS_TIMEOUT_MS = 10_000
-const REQUEST_TIMEOUT_MS = 30_000
-const SOCKET_IDLE_TIMEOUT_MS = 60_000
-const KEEP_ALIVE_TIMEOUT_MS = 72_000
 
 export async function main(): Promise<void> {
   let config: Config
@@ -32,28 +17,8 @@ export async function main(): Promise<void> {
     throw error
   }
 
-  const startedAt = performance.now()
-  const secretKey = resolveSecretKey(config)
-  const database = await openDatabase({
-    databaseUrl: config.databaseUrl,
-    schema: config.databaseSchema,
-    dataDir: config.dataDir,
-    poolSize: config.databasePoolSize,
-  })
-  // No timer of its own: every read of the revocation feed (every 200 ms) brings the stored offset.
-  const clock = await createPlatformClock({ store: clockRepo(database.db) })
-  const app = await buildApp({
-    db: database.db,
-    clock,
-    config,
-    secretKey,
-    ping: database.ping,
-    listen: database.listen,
-    poolStats: database.poolStats,
-  })
-  const demo = config.mode === 'sandbox' ? await seedDemo(database.db, { clock, secretKey }) : undefined
-
-  const { drain } = registerDrain(app)
+  const server = await startServer(config)
+  const { app } = server
   let closing = false
   const shutdown = (signal: string) => {
     if (closing) return
@@ -64,11 +29,8 @@ export async function main(): Promise<void> {
       process.exit(1)
     }, SHUTDOWN_GRACE_MS)
     force.unref()
-    drain()
-      .then(() => {
-        clock.stop()
-        return database.close()
-      })
+    server
+      .close()
       .then(() => {
         app.log.info({ signal }, 'database closed; exiting')
         process.exit(0)
@@ -80,15 +42,7 @@ export async function main(): Promise<void> {
   }
   process.on('SIGTERM', () => shutdown('SIGTERM'))
   process.on('SIGINT', () => shutdown('SIGINT'))
-
-  app.server.headersTimeout = HEADERS_TIMEOUT_MS
-  app.server.requestTimeout = REQUEST_TIMEOUT_MS
-  app.server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS
-  app.server.setTimeout(SOCKET_IDLE_TIMEOUT_MS)
-  await app.listen({ port: config.port, host: config.host })
-  const readyMs = Math.round(performance.now() - startedAt)
-  app.log.info({ readyMs, database: database.kind, mode: config.mode }, 'plinth ready')
-  process.stdout.write(banner(config, database.kind, demo, readyMs, process.stdout.isTTY === true))
+  process.stdout.write(banner(config, server.databaseKind, server.demo, server.readyMs, process.stdout.isTTY === true))
 }
 
 /**

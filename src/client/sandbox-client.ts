@@ -1,0 +1,134 @@
+/**
+ * A typed client of the sandbox API over fetch: what `startPlinth()` hands a test suite and
+ * what the `plinth` CLI calls. Every call answers the platform's JSON; a refusal throws a
+ * SandboxError carrying the platform's `error` code, message and status.
+ */
+export class SandboxError extends Error {
+  override name = 'SandboxError'
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+export interface SandboxApp {
+  app_id: string
+  name: string
+  api_key: string
+  wallet: { address: string; seed: string }
+}
+export interface SandboxUser {
+  user_id: string
+  username: string
+  wallet: { address: string; seed: string }
+}
+export interface SandboxClock {
+  now: string
+  timestamp: number
+  offset_seconds: number
+}
+export interface Snapshot {
+  name: string
+  created_at: string
+}
+export interface Fault {
+  id: string
+  app_id: string
+  times_left: number | null
+}
+export interface RequestLogEntry {
+  id: string
+  at: string
+  method: string
+  path: string
+  status: number
+  error_code: string | null
+  latency_ms: number
+  request_id: string
+  fault: string | null
+}
+
+export interface SandboxClientOptions {
+  /** PLINTH_ADMIN_TOKEN of the platform, when it has one. */
+  adminToken?: string | undefined
+}
+
+export function createSandboxClient(baseUrl: string, options: SandboxClientOptions = {}) {
+  const base = baseUrl.replace(/\/+$/, '')
+  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const headers: Record<string, string> = {}
+    if (options.adminToken !== undefined) headers['x-admin-token'] = options.adminToken
+    if (body !== undefined) headers['content-type'] = 'application/json'
+    const response = await fetch(`${base}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })
+    const text = await response.text()
+    const parsed: unknown = text === '' ? undefined : JSON.parse(text)
+    if (!response.ok) {
+      const error = (parsed ?? {}) as { error?: string; error_message?: string }
+      throw new SandboxError(
+        response.status,
+        error.error ?? 'http_error',
+        error.error_message ?? `${method} ${path} answered ${response.status}`,
+      )
+    }
+    return parsed as T
+  }
+  const id = encodeURIComponent
+
+  return {
+    call,
+    apps: {
+      create: (name: string, url?: string) => call<SandboxApp>('POST', '/sandbox/apps', url === undefined ? { name } : { name, url }),
+      list: () => call<{ apps: { app_id: string; name: string; wallet_address: string }[] }>('GET', '/sandbox/apps'),
+    },
+    keys: {
+      create: (appId: string) => call<{ key_id: string; api_key: string }>('POST', `/sandbox/apps/${id(appId)}/keys`),
+      revoke: (appId: string, keyId: string) => call<unknown>('DELETE', `/sandbox/apps/${id(appId)}/keys/${id(keyId)}`),
+    },
+    users: {
+      create: (username: string) => call<SandboxUser>('POST', '/sandbox/users', { username }),
+      find: (username: string) =>
+        call<{ users: { user_id: string; username: string }[] }>('GET', `/sandbox/users?username=${id(username)}`),
+    },
+    /** Signs a user in to an app, as the client SDK does after the consent dialog. */
+    authenticate: (appId: string, userId: string, scopes: string[] = ['username', 'payments']) =>
+      call<{ accessToken: string; user: { uid: string } }>('POST', `/sandbox/apps/${id(appId)}/authenticate`, { user_id: userId, scopes }),
+    clock: {
+      show: () => call<SandboxClock>('GET', '/sandbox/clock'),
+      advance: (seconds: number) => call<SandboxClock>('POST', '/sandbox/clock', { advance_seconds: seconds }),
+      reset: () => call<SandboxClock>('POST', '/sandbox/clock/reset'),
+    },
+    ledger: {
+      fund: (address: string, amount: number | string) =>
+        call<{ address: string; balance: string }>('POST', '/sandbox/ledger/fund', { address, amount: String(amount) }),
+    },
+    reset: (seed: 'demo' | 'empty' = 'empty') => call<{ seed: string; took_ms: number }>('POST', '/sandbox/reset', { seed }),
+    snapshots: {
+      list: () => call<{ snapshots: Snapshot[] }>('GET', '/sandbox/snapshots'),
+      save: (name: string, replace = false) => call<Snapshot>('POST', '/sandbox/snapshots', replace ? { name, replace } : { name }),
+      restore: (name: string) => call<{ name: string; took_ms: number }>('POST', `/sandbox/snapshots/${id(name)}/restore`),
+      delete: (name: string) => call<undefined>('DELETE', `/sandbox/snapshots/${id(name)}`),
+    },
+    faults: {
+      add: (fault: Record<string, unknown>) => call<Fault>('POST', '/sandbox/faults', fault),
+      list: (appId?: string) => call<{ faults: Fault[] }>('GET', `/sandbox/faults${appId === undefined ? '' : `?app_id=${id(appId)}`}`),
+      clear: (appId?: string) => call<undefined>('DELETE', `/sandbox/faults${appId === undefined ? '' : `?app_id=${id(appId)}`}`),
+    },
+    requests: {
+      list: (appId: string, query: { after?: string; limit?: number } = {}) => {
+        const params = new URLSearchParams()
+        if (query.after !== undefined) params.set('after', query.after)
+        if (query.limit !== undefined) params.set('limit', String(query.limit))
+        const qs = params.toString()
+        return call<{ requests: RequestLogEntry[]; next_cursor: string | null; newest_cursor?: string | null }>(
+          'GET',
+          `/sandbox/apps/${id(appId)}/requests${qs === '' ? '' : `?${qs}`}`,
+        )
+      },
+    },
+  }
+}
+
+export type SandboxClient = ReturnType<typeof createSandboxClient>

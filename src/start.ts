@@ -1,0 +1,85 @@
+import { buildApp } from './app.js'
+import { createPlatformClock } from './clock/clock.js'
+import { clockRepo } from './clock/clock-repo.js'
+import type { Config } from './config.js'
+import { type DatabaseKind, openDatabase } from './db/database.js'
+import { registerDrain } from './http/drain.js'
+import { resolveSecretKey } from './lib/secret-key.js'
+import { type DemoInfo, seedDemo } from './sandbox/demo-seed.js'
+
+/**
+ * Slow clients may not hold connections: a request's headers must arrive within 10 s and the
+ * whole request (headers and body) within 30 s, else 408 `request_timeout` (Node checks every
+ * 30 s, so a timeout fires up to 30 s late). A socket silent for 60 s mid-request is closed; an
+ * idle keep-alive connection is closed after 72 s (longer than the 60 s idle timeout of common
+ * load balancers, so they close first). None bounds a handler's own work.
+ */
+const HEADERS_TIMEOUT_MS = 10_000
+const REQUEST_TIMEOUT_MS = 30_000
+const SOCKET_IDLE_TIMEOUT_MS = 60_000
+const KEEP_ALIVE_TIMEOUT_MS = 72_000
+
+export interface RunningServer {
+  app: Awaited<ReturnType<typeof buildApp>>
+  databaseKind: DatabaseKind
+  /** The demo app and user, in sandbox mode when seeded. */
+  demo: DemoInfo | undefined
+  readyMs: number
+  /** The graceful stop: every request received is answered, connections close, then the database. */
+  close(): Promise<void>
+}
+
+/**
+ * One Plinth on its database, listening: what `npm start` (server.ts) and `startPlinth()`
+ * (index.ts) both run. `seed: false` leaves a sandbox empty (no demo app and user).
+ */
+export async function startServer(config: Config, options: { seed?: boolean } = {}): Promise<RunningServer> {
+  const startedAt = performance.now()
+  const secretKey = resolveSecretKey(config)
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    schema: config.databaseSchema,
+    dataDir: config.dataDir,
+    poolSize: config.databasePoolSize,
+  })
+  try {
+    // No timer of its own: every read of the revocation feed (every 200 ms) brings the stored offset.
+    const clock = await createPlatformClock({ store: clockRepo(database.db) })
+    const app = await buildApp({
+      db: database.db,
+      clock,
+      config,
+      secretKey,
+      ping: database.ping,
+      listen: database.listen,
+      poolStats: database.poolStats,
+    })
+    const demo = config.mode === 'sandbox' && options.seed !== false ? await seedDemo(database.db, { clock, secretKey }) : undefined
+
+    const { drain } = registerDrain(app)
+    app.server.headersTimeout = HEADERS_TIMEOUT_MS
+    app.server.requestTimeout = REQUEST_TIMEOUT_MS
+    app.server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS
+    app.server.setTimeout(SOCKET_IDLE_TIMEOUT_MS)
+    await app.listen({ port: config.port, host: config.host })
+    const readyMs = Math.round(performance.now() - startedAt)
+    app.log.info({ readyMs, database: database.kind, mode: config.mode }, 'plinth ready')
+    let closed: Promise<void> | undefined
+    return {
+      app,
+      databaseKind: database.kind,
+      demo,
+      readyMs,
+      close: () => {
+        closed ??= drain().then(() => {
+          clock.stop()
+          return database.close()
+        })
+        return closed
+      },
+    }
+  } catch (error) {
+    await database.close().catch(() => undefined)
+    throw error
+  }
+}
