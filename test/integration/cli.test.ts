@@ -1,0 +1,119 @@
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { createServer } from 'node:net'
+import { after, before, describe, it } from 'node:test'
+import { type RunningPlinth, startPlinth } from '../../src/index.js'
+import { TEST_DB } from '../helpers/platform.js'
+
+/** The `plinth` command (src/cli/plinth.ts), spawned as a user runs it, against a running platform. */
+const CLI = new URL('../../src/cli/plinth.ts', import.meta.url).pathname
+
+function plinthCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { env: { ...process.env, ...env } })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk
+    })
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk
+    })
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))
+  })
+}
+
+describe(`plinth CLI (${TEST_DB})`, () => {
+  let plinth: RunningPlinth
+  const adminToken = 'cli-admin-token-0123456789'
+  before(async () => {
+    plinth = await startPlinth({
+      adminToken,
+      ...(TEST_DB === 'postgres' ? { databaseUrl: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test' } : {}),
+    })
+  })
+  after(() => plinth.stop())
+
+  const cli = (...args: string[]) => plinthCli(['--url', plinth.url, '--admin-token', adminToken, ...args])
+
+  it('creates an app, a user and an access token that /v2/me accepts; --json for scripts', async () => {
+    const app = await cli('apps', 'create', 'CLI Shop', '--json')
+    assert.equal(app.code, 0, app.stderr)
+    const created = JSON.parse(app.stdout) as { app_id: string; api_key: string }
+    const readable = await cli('users', 'create', 'cli_pioneer')
+    assert.equal(readable.code, 0, readable.stderr)
+    assert.match(readable.stdout, /^user usr_\w+ \(cli_pioneer\)/)
+
+    const login = await cli('login', 'cli_pioneer', '--app', created.app_id, '--scopes', 'username')
+    assert.equal(login.code, 0, login.stderr)
+    const token = login.stdout.trim()
+    const me = await fetch(`${plinth.url}/v2/me`, { headers: { authorization: `Bearer ${token}` } })
+    assert.equal(me.status, 200)
+    assert.equal(((await me.json()) as { username: string }).username, 'cli_pioneer')
+
+    const key = await cli('keys', 'create', '--app', created.app_id, '--json')
+    assert.equal(key.code, 0, key.stderr)
+    const { key_id: keyId, api_key: apiKey } = JSON.parse(key.stdout) as { key_id: string; api_key: string }
+    const revoked = await cli('keys', 'revoke', '--app', created.app_id, keyId)
+    assert.equal(revoked.code, 0, revoked.stderr)
+    const refused = await fetch(`${plinth.url}/v2/payments/incomplete_server_payments`, { headers: { authorization: `Key ${apiKey}` } })
+    assert.equal(refused.status, 401, 'the revoked key is refused')
+  })
+
+  it('moves the clock, funds a wallet, saves and restores a snapshot, resets', async () => {
+    const advanced = await cli('clock', 'advance', '2h', '--json')
+    assert.equal(advanced.code, 0, advanced.stderr)
+    assert.ok((JSON.parse(advanced.stdout) as { offset_seconds: number }).offset_seconds >= 7200)
+    const back = await cli('clock', 'reset')
+    assert.equal(back.code, 0, back.stderr)
+    assert.match(back.stdout, /\(0 s ahead of real time\)/)
+
+    const user = await plinth.sandbox.users.create('cli_funded')
+    const funded = await cli('fund', user.wallet.address, '12.5')
+    assert.equal(funded.code, 0, funded.stderr)
+    assert.match(funded.stdout, /now holds 1012\.5000000 Pi|now holds \d+\.\d{7} Pi/)
+
+    assert.equal((await cli('snapshot', 'save', 'cli-snap')).code, 0)
+    await plinth.sandbox.users.create('cli_after_snapshot')
+    const restored = await cli('snapshot', 'restore', 'cli-snap')
+    assert.equal(restored.code, 0, restored.stderr)
+    assert.deepEqual((await plinth.sandbox.users.find('cli_after_snapshot')).users, [])
+    const listed = await cli('snapshot', 'list', '--json')
+    assert.deepEqual(
+      (JSON.parse(listed.stdout) as { name: string }[]).map((s) => s.name),
+      ['cli-snap'],
+    )
+
+    const reset = await cli('reset', '--empty')
+    assert.equal(reset.code, 0, reset.stderr)
+    assert.deepEqual((await plinth.sandbox.apps.list()).apps, [])
+  })
+
+  it('exits 1 with the platform’s message when refused, 2 on bad usage, 3 when no platform answers', async () => {
+    const refused = await cli('snapshot', 'restore', 'never-saved')
+    assert.equal(refused.code, 1)
+    assert.match(refused.stderr, /snapshot_not_found/)
+    const wrongToken = await plinthCli(['--url', plinth.url, '--admin-token', 'wrong-token-0123456789', 'apps', 'list'])
+    assert.equal(wrongToken.code, 1)
+    assert.match(wrongToken.stderr, /invalid_admin_token/)
+
+    for (const args of [['frobnicate'], ['clock', 'advance', 'soon'], ['keys', 'create'], ['apps', 'create', '--nope']]) {
+      const usage = await cli(...args)
+      assert.equal(usage.code, 2, `${args.join(' ')}: ${usage.stderr}`)
+    }
+    // A port that was free a moment ago: nothing listens there (connection refused).
+    const closedPort = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as { port: number }
+        server.close(() => resolve(port))
+      })
+    })
+    const unreachable = await plinthCli(['--url', `http://127.0.0.1:${closedPort}`, 'clock', 'show'])
+    assert.equal(unreachable.code, 3, unreachable.stderr)
+    assert.match(unreachable.stderr, /no platform answers/)
+    const help = await plinthCli(['--help'])
+    assert.equal(help.code, 0)
+    assert.match(help.stdout, /Exit codes: 0 done, 1 the platform refused, 2 usage, 3 no platform at --url/)
+  })
+})
