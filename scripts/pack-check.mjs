@@ -48,10 +48,15 @@ try {
   if (user.status !== 201) throw new Error(`POST /sandbox/users answered ${user.status}`)
   console.log(`npx plinth start: /healthz and POST /sandbox/users answered on ${url}`)
 
-  writeFileSync(
-    join(dir, 'use.mjs'),
-    "import { startPlinth } from 'plinth'\nconst p = await startPlinth()\nconst app = await p.sandbox.apps.create('Packed Shop')\nif (!app.api_key) throw new Error('no key')\nawait p.stop()\nconsole.log(`startPlinth() from the package: ready in ${p.readyMs} ms`)\n",
-  )
+  const use = [
+    "import { startPlinth } from 'plinth'",
+    'const p = await startPlinth()',
+    "const app = await p.sandbox.apps.create('Packed Shop')",
+    "if (!app.api_key) throw new Error('no key')",
+    'await p.stop()',
+    "console.log('startPlinth() from the package: ready in ' + p.readyMs + ' ms')",
+  ]
+  writeFileSync(join(dir, 'use.mjs'), `${use.join('\n')}\n`)
   execFileSync(process.execPath, ['use.mjs'], { cwd: dir, stdio: 'inherit' })
   console.log(`pack check passed in ${((Date.now() - started) / 1000).toFixed(1)} s`)
 } finally {

@@ -270,7 +270,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Read by tests (every stream freed) and by /metrics.
   app.decorate('ledgerStreams', { usage: () => ({ ...streams.usage(), tip: tip.usage() }) })
   metrics.gauge('plinth_ledger_streams_open', 'Ledger event streams (SSE) open in this process', () => streams.usage().open)
-  metrics.gauge('plinth_ledger_stream_clients', 'Client addresses holding ledger event streams in this process', () => streams.usage().clients)
+  metrics.gauge(
+    'plinth_ledger_stream_clients',
+    'Client addresses holding ledger event streams in this process',
+    () => streams.usage().clients,
+  )
   const wallets = ledgerWallets(ledger)
   // Verified credentials are cached per process; a revocation is dropped at once here (forget, after
   // its transaction committed) and within a second on every process (the feed).
@@ -344,7 +348,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     (config.requestLog ?? config.mode === 'sandbox') ? registerRequestLog(app, { db, clock, log: app.log }) : undefined
   if (requestLog !== undefined) {
     metrics.gauge('plinth_request_log_buffered', "Request-log rows waiting in this process's buffer", requestLog.buffered)
-    metrics.gauge('plinth_request_log_dropped', 'Request-log rows this process dropped since it started (buffer full, or a batch refused)', requestLog.dropped)
+    metrics.gauge(
+      'plinth_request_log_dropped',
+      'Request-log rows this process dropped since it started (buffer full, or a batch refused)',
+      requestLog.dropped,
+    )
   }
 
   systemRoutes(app, { ping: deps.ping })
