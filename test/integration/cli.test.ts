@@ -90,6 +90,36 @@ describe(`plinth CLI (${TEST_DB})`, () => {
     assert.deepEqual((await plinth.sandbox.apps.list()).apps, [])
   })
 
+  it('logs tail follows an app’s request log until Ctrl-C', async () => {
+    const shop = await plinth.sandbox.apps.create('Tailed Shop')
+    const child = spawn(process.execPath, [
+      '--import',
+      'tsx',
+      CLI,
+      '--url',
+      plinth.url,
+      '--admin-token',
+      adminToken,
+      'logs',
+      'tail',
+      '--app',
+      shop.app_id,
+    ])
+    let stdout = ''
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk
+    })
+    const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)))
+    // Calls are made until the tail prints one (it starts from the newest entry, after it is up).
+    for (let i = 0; i < 150 && !stdout.includes('/v2/payments/incomplete_server_payments'); i++) {
+      await fetch(`${plinth.url}/v2/payments/incomplete_server_payments`, { headers: { authorization: `Key ${shop.api_key}` } })
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+    child.kill('SIGINT')
+    assert.equal(await exited, 0)
+    assert.match(stdout, /200 {2}GET \/v2\/payments\/incomplete_server_payments {2}[\d.]+ ms/)
+  })
+
   it('exits 1 with the platform’s message when refused, 2 on bad usage, 3 when no platform answers', async () => {
     const refused = await cli('snapshot', 'restore', 'never-saved')
     assert.equal(refused.code, 1)
