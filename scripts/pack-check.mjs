@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The installable package, checked as a user installs it: `npm pack`, `npm install <tarball>` in
-// an empty project, then `npx plinth start` answers /healthz and the sandbox API, and
+// an empty project, then `plinth start` (the installed bin, as `npx plinth start` runs it) answers /healthz and the sandbox API, and
 // `import { startPlinth } from 'plinth'` starts a platform. Run by .ci/run after the build.
 import { execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -26,7 +26,9 @@ try {
       probe.close(() => resolve(port))
     })
   })
-  server = spawn('npx', ['--no-install', 'plinth', 'start', '--port', String(port), '--data-dir', 'memory'], {
+  // The installed bin itself (what `npx plinth` runs), so that stopping it stops the platform: npx
+  // would leave it running, holding this script's output open.
+  server = spawn(join(dir, 'node_modules', '.bin', 'plinth'), ['start', '--port', String(port), '--data-dir', 'memory'], {
     cwd: dir,
     stdio: ['ignore', 'pipe', 'inherit'],
   })
@@ -37,7 +39,7 @@ try {
       () => false,
     )
     if (healthy) break
-    if (i > 300 || server.exitCode !== null) throw new Error(`npx plinth start did not answer /healthz (exit code ${server.exitCode})`)
+    if (i > 300 || server.exitCode !== null) throw new Error(`plinth start did not answer /healthz (exit code ${server.exitCode})`)
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
   const user = await fetch(`${url}/sandbox/users`, {
@@ -46,7 +48,7 @@ try {
     body: '{"username":"packed_pioneer"}',
   })
   if (user.status !== 201) throw new Error(`POST /sandbox/users answered ${user.status}`)
-  console.log(`npx plinth start: /healthz and POST /sandbox/users answered on ${url}`)
+  console.log(`plinth start (the installed bin): /healthz and POST /sandbox/users answered on ${url}`)
 
   const use = [
     "import { startPlinth } from 'plinth'",
@@ -60,6 +62,10 @@ try {
   execFileSync(process.execPath, ['use.mjs'], { cwd: dir, stdio: 'inherit' })
   console.log(`pack check passed in ${((Date.now() - started) / 1000).toFixed(1)} s`)
 } finally {
-  server?.kill('SIGTERM')
+  if (server !== undefined && server.exitCode === null) {
+    const exited = new Promise((resolve) => server.once('exit', resolve))
+    server.kill('SIGTERM')
+    await exited
+  }
   rmSync(dir, { recursive: true, force: true })
 }
