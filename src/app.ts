@@ -242,7 +242,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // The ledger calls payments back inside the transaction that applies a ledger transaction,
   // so a payment's link commits with the transaction that pays it (or the transaction is refused).
-  // Every applied ledger is announced (NOTIFY at commit on PostgreSQL): event streams on any process wake on it.
+  // Every closed ledger is announced (NOTIFY at commit, from the database): event streams on any process wake on it.
   const tip = ledgerTip({
     latest: async () => BigInt((await ledger.latestLedger()).sequence),
     listen: deps.listen,
@@ -253,10 +253,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const ledger = ledgerServiceFactory({
     db,
     clock,
-    onTransactionApplied: async (trx, applied) => {
-      await link(trx, applied)
-      await tip.announce(trx, applied.ledger)
-    },
+    onTransactionApplied: link,
+    onLedgerClosed: (ledger) => tip.closed(ledger),
   })
   const streams = streamHub({
     tip,

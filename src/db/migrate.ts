@@ -12,6 +12,7 @@ import * as requestLog from './migrations/0010-request-log.js'
 import * as paymentEvents from './migrations/0011-payment-events.js'
 import * as sandboxState from './migrations/0012-sandbox-state.js'
 import * as ledgerHorizon from './migrations/0013-ledger-horizon.js'
+import * as ledgerCloseAtCommit from './migrations/0014-ledger-close-at-commit.js'
 
 /** Ordered migrations. A new migration is a new file here, never an edit of an applied one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -28,6 +29,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0011-payment-events': paymentEvents,
   '0012-sandbox-state': sandboxState,
   '0013-ledger-horizon': ledgerHorizon,
+  '0014-ledger-close-at-commit': ledgerCloseAtCommit,
 }
 
 /**

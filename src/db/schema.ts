@@ -132,6 +132,18 @@ export interface LedgerTransactionsTable {
   result_meta_xdr: ColumnType<string, string | undefined, string>
 }
 
+/** A transaction queued by the transaction applying it, written with its number at COMMIT (migration 0014). */
+export interface LedgerPendingTable extends Omit<LedgerTransactionsTable, 'ledger' | 'fee_pool' | 'fee_meta_xdr' | 'result_meta_xdr'> {
+  fee_meta: Buffer
+  fee_meta_ledger_at: number[]
+  result_meta: Buffer
+  result_meta_ledger_at: number[]
+  op_from: string[]
+  op_to: string[]
+  op_amount: string[]
+  accounts: string[]
+}
+
 export interface LedgerOperationsTable {
   transaction_hash: string
   index: number
@@ -288,6 +300,7 @@ export interface DB {
   ledger_accounts: LedgerAccountsTable
   ledger_transactions: LedgerTransactionsTable
   ledger_operations: LedgerOperationsTable
+  ledger_pending: LedgerPendingTable
   ledger_fundings: LedgerFundingsTable
   platform_clock: PlatformClockTable
   platform_meta: PlatformMetaTable

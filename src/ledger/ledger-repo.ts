@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely'
-import type { DB, LedgerTransactionsTable } from '../db/schema.js'
+import type { DB, LedgerPendingTable, LedgerTransactionsTable } from '../db/schema.js'
 
 /** Int8 and numeric values are read as text: a JS number would lose sequence numbers and amounts. */
 export interface AccountRow {
@@ -52,6 +52,10 @@ export interface OperationRow {
   created_at: Date
 }
 
+/** A transaction queued to close a ledger at commit: its row without the number, its meta blank, its operations. */
+export type PendingTransaction = Omit<TransactionRow, 'ledger' | 'fee_meta_xdr' | 'result_meta_xdr'> &
+  Pick<LedgerPendingTable, 'fee_meta' | 'fee_meta_ledger_at' | 'result_meta' | 'result_meta_ledger_at' | 'op_from' | 'op_to' | 'op_amount'>
+
 /** A page of records in ledger order. */
 export interface Page {
   order: 'asc' | 'desc'
@@ -86,11 +90,11 @@ export interface Totals {
 
 /** The advisory lock class of the platform's signing locks (an arbitrary constant of its own). */
 const SIGNER_LOCK_CLASS = 0x504c5331
-/**
- * The advisory lock (class, object) under which a ledger number is drawn, held until the applying
- * transaction ends: numbers are drawn in commit order (ARCHITECTURE.md, "Ledger numbers in commit order").
+/*
+ * LEDGER_NUMBER_LOCK, the advisory lock (class 0x504c4c4e, object 0) under which a ledger number is
+ * drawn, lives in migration 0014's `ledger_close`: taken at COMMIT and held until the applying
+ * transaction ends, so numbers are drawn in commit order (ARCHITECTURE.md, "Ledger numbers in commit order").
  */
-const LEDGER_NUMBER_LOCK = [0x504c4c4e, 0] as const
 
 const text = (column: string) => sql<string>`${sql.ref(column)}::text`
 
@@ -200,59 +204,47 @@ export function ledgerRepo(db: Kysely<DB>) {
     },
 
     /**
-     * Draws the transaction's ledger number and applies its effects on its (locked) accounts, in
-     * one UPDATE: every balance moves by its delta (Pi, may be negative) unless that would take it
-     * below zero, and the source's sequence moves from `source.expected` to `source.next`, only if
+     * Applies a transaction's effects on its (locked) accounts and queues it to close a ledger, in
+     * one statement: every balance moves by its delta (Pi, may be negative) unless that would take
+     * it below zero, and the source's sequence moves from `source.expected` to `source.next`, only if
      * it is still at `expected`. The source must be among `deltas` (with 0 when its balance does not
-     * move). Answers the addresses updated (any missing one failed its condition, and the caller
-     * rolls back) and the ledger number.
+     * move). Answers the addresses updated; when one is missing (its condition failed), nothing is
+     * queued and the caller rolls back.
      *
-     * The number is drawn under LEDGER_NUMBER_LOCK, which the transaction then holds until it
-     * commits or rolls back: the next number is drawn only after this transaction's rows are
-     * visible (or gone), so numbers, and the paging tokens made of them, increase in commit order
-     * and a follower never sees N+1 before N. Only this last part of a transaction (this statement,
-     * the insert, the hooks and COMMIT) is serialised. A rollback leaves a gap.
+     * The queued transaction gets its ledger number when the applying transaction commits
+     * (migration 0014, `ledger_close`): under LEDGER_NUMBER_LOCK, held from there to the end of the
+     * commit, so numbers, and the paging tokens made of them, increase in commit order and a
+     * follower never sees N+1 before N. A rollback draws no number.
      */
-    async drawAndApply(
+    async queueTransaction(
       source: { address: string; expected: string; next: string },
       deltas: ReadonlyArray<readonly [address: string, delta: string]>,
-    ): Promise<{ updated: Set<string>; ledger: string | undefined }> {
-      const { rows } = await sql<{ address: string; ledger: string }>`
-        with number_lock as materialized (
-          select pg_advisory_xact_lock(${LEDGER_NUMBER_LOCK[0]}::int, ${LEDGER_NUMBER_LOCK[1]}::int)
-        ), number as materialized (
-          select nextval('ledger_numbers') as ledger from number_lock
+      pending: PendingTransaction,
+    ): Promise<Set<string>> {
+      const { rows } = await sql<{ address: string }>`
+        with moved as (
+          update ledger_accounts as a set
+            balance = a.balance + d.delta,
+            sequence = case when a.address = ${source.address} then ${source.next}::bigint else a.sequence end
+          from unnest(${deltas.map(([address]) => address)}::text[], ${deltas.map(([, delta]) => delta)}::numeric[]) as d(address, delta)
+          where a.address = d.address
+            and a.balance + d.delta >= 0
+            and (a.address <> ${source.address} or a.sequence = ${source.expected}::bigint)
+          returning a.address
+        ), queued as (
+          insert into ledger_pending (hash, network, source_account, source_account_sequence, fee_charged, max_fee,
+              operation_count, memo, memo_type, envelope_xdr, result_xdr, created_at,
+              fee_meta, fee_meta_ledger_at, result_meta, result_meta_ledger_at, op_from, op_to, op_amount, accounts)
+          select ${pending.hash}, ${pending.network}, ${pending.source_account}, ${pending.source_account_sequence}::bigint,
+              ${pending.fee_charged}::bigint, ${pending.max_fee}::bigint, ${pending.operation_count}::integer, ${pending.memo},
+              ${pending.memo_type}, ${pending.envelope_xdr}, ${pending.result_xdr}, ${pending.created_at}::timestamptz,
+              ${pending.fee_meta}::bytea, ${pending.fee_meta_ledger_at}::integer[], ${pending.result_meta}::bytea,
+              ${pending.result_meta_ledger_at}::integer[], ${pending.op_from}::text[], ${pending.op_to}::text[],
+              ${pending.op_amount}::numeric[], ${deltas.map(([address]) => address)}::text[]
+          where (select count(*) from moved) = ${deltas.length}
         )
-        update ledger_accounts as a set
-          balance = a.balance + d.delta,
-          sequence = case when a.address = ${source.address} then ${source.next}::bigint else a.sequence end,
-          last_modified_ledger = number.ledger
-        from unnest(${deltas.map(([address]) => address)}::text[], ${deltas.map(([, delta]) => delta)}::numeric[]) as d(address, delta), number
-        where a.address = d.address
-          and a.balance + d.delta >= 0
-          and (a.address <> ${source.address} or a.sequence = ${source.expected}::bigint)
-        returning a.address, number.ledger::text as ledger`.execute(db)
-      return { updated: new Set(rows.map((row) => row.address)), ledger: rows[0]?.ledger }
-    },
-
-    /** A transaction and its operations (at least one), in one statement. */
-    async insertTransactionWithOperations(row: TransactionRow, operations: ReadonlyArray<Omit<OperationRow, 'ledger'>>): Promise<void> {
-      // Under the ledger-number lock every lower number has committed or rolled back: the row below is final.
-      const feePool = sql<string>`coalesce((select p.fee_pool from ledger_transactions p where p.ledger < ${row.ledger}::bigint
-        order by p.ledger desc limit 1), 0) + ${row.fee_charged}::bigint`
-      await db
-        .with('t', (qb) => qb.insertInto('ledger_transactions').values({ ...row, fee_pool: feePool }))
-        .insertInto('ledger_operations')
-        .columns(['transaction_hash', 'index', 'type', 'from', 'to', 'amount', 'created_at'])
-        .expression(
-          sql`select ${row.hash}::text, o.index, o.type, o."from", o."to", o.amount, ${row.created_at}::timestamptz
-            from unnest(
-              ${operations.map((op) => op.index)}::int[], ${operations.map((op) => op.type)}::text[],
-              ${operations.map((op) => op.from)}::text[], ${operations.map((op) => op.to)}::text[],
-              ${operations.map((op) => op.amount)}::numeric[]
-            ) as o(index, type, "from", "to", amount)`,
-        )
-        .execute()
+        select address from moved`.execute(db)
+      return new Set(rows.map((row) => row.address))
     },
 
     async findAccount(address: string): Promise<AccountRow | undefined> {

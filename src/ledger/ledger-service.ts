@@ -24,7 +24,7 @@ import {
   type MemoType,
   type OpCode,
 } from './ledger-rules.js'
-import { transactionMetaXdr } from './meta-xdr.js'
+import { type MetaTemplate, transactionMetaTemplate } from './meta-xdr.js'
 import { ledgerBound } from './paging-tokens.js'
 import { transactionResultXdr } from './result-xdr.js'
 
@@ -38,11 +38,12 @@ export interface AppliedOperation {
   amount: string
 }
 
-/** What the ledger hands to `onTransactionApplied`, inside the transaction that applies it. */
+/**
+ * What the ledger hands to `onTransactionApplied`, inside the transaction that applies it. Its
+ * ledger number is not drawn yet: that happens at COMMIT (`onLedgerClosed` has it).
+ */
 export interface AppliedTransaction {
   hash: string
-  /** The ledger this transaction closed (a decimal string). */
-  ledger: string
   /** The passphrase the source's signature verified under. */
   network: LedgerNetwork
   sourceAccount: string
@@ -142,6 +143,8 @@ export interface LedgerDeps {
   db: Kysely<DB>
   clock: Clock
   onTransactionApplied?: OnTransactionApplied
+  /** Called once a transaction has committed, with the ledger it closed (a decimal string). */
+  onLedgerClosed?: (ledger: string) => void
 }
 
 const toAccount = (row: AccountRow): LedgerAccount => ({
@@ -202,30 +205,19 @@ interface Checked {
   now: Date
 }
 
-/** The transaction's meta XDR (src/ledger/meta-xdr.ts), from the locked rows before it and its effects. */
+/** The transaction's meta XDR (src/ledger/meta-xdr.ts), its ledger blank, from the locked rows before it and its effects. */
 function metaOf(
-  checked: Checked,
   locked: ReadonlyArray<{ address: string; balance: string; sequence: string; last_modified_ledger: string }>,
+  tx: DecodedTransaction,
   effects: Effects,
-  ledger: string,
-): { fee_meta_xdr: string; result_meta_xdr: string } {
+): MetaTemplate {
   const before = new Map(
     locked.map((row) => [
       row.address,
       { balance: parseStoredAmount(row.balance), sequence: BigInt(row.sequence), lastModifiedLedger: Number(row.last_modified_ledger) },
     ]),
   )
-  const meta = transactionMetaXdr({
-    ledger: Number(ledger),
-    source: checked.tx.source,
-    sequence: checked.tx.sequence,
-    fee: effects.feeCharged,
-    payments: effects.payments,
-    before,
-  })
-  return meta === undefined
-    ? { fee_meta_xdr: '', result_meta_xdr: '' }
-    : { fee_meta_xdr: meta.feeMetaXdr, result_meta_xdr: meta.resultMetaXdr }
+  return transactionMetaTemplate({ source: tx.source, sequence: tx.sequence, fee: effects.feeCharged, payments: effects.payments, before })
 }
 
 function requireAccountId(address: string): void {
@@ -233,7 +225,7 @@ function requireAccountId(address: string): void {
 }
 
 export function ledgerServiceFactory(deps: LedgerDeps) {
-  const { db, clock, onTransactionApplied } = deps
+  const { db, clock, onTransactionApplied, onLedgerClosed } = deps
   const repo = ledgerRepo(db)
   /** Horizon's account reads: concurrent reads share one query (batched, never cached). */
   const accountsByAddress = coalescingReader((addresses) => repo.findAccounts(addresses))
@@ -259,7 +251,7 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
   }
 
   /** Applies a checked transaction inside `trx`: locks its accounts, moves the balances and the sequence, records it, runs the hooks. */
-  async function apply(trx: Kysely<DB>, checked: Checked, options: { afterApply?: OnTransactionApplied }): Promise<SubmittedTransaction> {
+  async function apply(trx: Kysely<DB>, checked: Checked, options: { afterApply?: OnTransactionApplied }): Promise<AppliedOperation[]> {
     const { tx, auth, hash, now } = checked
     const txRepo = ledgerRepo(trx)
 
@@ -276,13 +268,45 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
     // Every moved balance, and the source's (its sequence moves even if its balance would not).
     const deltas = new Map<string, bigint>([[tx.source, 0n]])
     for (const [address, balance] of effects.balances) deltas.set(address, balance - (accounts.get(address)?.balance ?? 0n))
-    // From here to COMMIT, no other transaction draws a ledger number (ledger-repo.ts, drawAndApply).
-    const { updated, ledger } = await txRepo.drawAndApply(
+    const template = metaOf(locked, tx, effects)
+    const operations: AppliedOperation[] = effects.payments.map((p) => ({
+      type: 'payment',
+      from: p.from,
+      to: p.to,
+      amount: formatAmount(p.amount),
+    }))
+    // The number is drawn when this transaction commits (ledger-repo.ts, queueTransaction).
+    const updated = await txRepo.queueTransaction(
       { address: tx.source, expected: source.sequence.toString(), next: tx.sequence.toString() },
       [...deltas].map(([address, delta]) => [address, formatAmount(delta)] as const),
+      {
+        hash,
+        network: auth.network,
+        source_account: tx.source,
+        source_account_sequence: tx.sequence.toString(),
+        fee_charged: effects.feeCharged.toString(),
+        max_fee: tx.maxFee.toString(),
+        operation_count: tx.operations.length,
+        memo: tx.memo.value,
+        memo_type: tx.memo.type,
+        envelope_xdr: tx.envelopeXdr,
+        result_xdr: transactionResultXdr(
+          effects.feeCharged,
+          'tx_success',
+          tx.operations.map((): OpCode => 'op_success'),
+        ),
+        created_at: now,
+        fee_meta: template.fee,
+        fee_meta_ledger_at: template.feeLedgerAt,
+        result_meta: template.result,
+        result_meta_ledger_at: template.resultLedgerAt,
+        op_from: operations.map((op) => op.from),
+        op_to: operations.map((op) => op.to),
+        op_amount: operations.map((op) => op.amount),
+      },
     )
     // The rows are locked, so every condition holds; they stay as the database's own guard.
-    if (!updated.has(tx.source) || ledger === undefined) {
+    if (!updated.has(tx.source)) {
       throw refused({ transaction: 'tx_bad_seq', detail: 'The sequence number was used meanwhile.' }, tx.envelopeXdr)
     }
     const short = [...deltas.keys()].find((address) => !updated.has(address))
@@ -290,61 +314,45 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
       throw refused({ transaction: 'tx_insufficient_balance', detail: `The balance of ${short} changed meanwhile.` }, tx.envelopeXdr)
     }
 
-    const operations: AppliedOperation[] = effects.payments.map((p) => ({
-      type: 'payment',
-      from: p.from,
-      to: p.to,
-      amount: formatAmount(p.amount),
-    }))
-    const row: TransactionRow = {
-      hash,
-      ledger,
-      network: auth.network,
-      source_account: tx.source,
-      source_account_sequence: tx.sequence.toString(),
-      fee_charged: effects.feeCharged.toString(),
-      max_fee: tx.maxFee.toString(),
-      operation_count: tx.operations.length,
-      memo: tx.memo.value,
-      memo_type: tx.memo.type,
-      envelope_xdr: tx.envelopeXdr,
-      result_xdr: transactionResultXdr(
-        effects.feeCharged,
-        'tx_success',
-        tx.operations.map((): OpCode => 'op_success'),
-      ),
-      created_at: now,
-      ...metaOf(checked, locked, effects, ledger),
-    }
-    try {
-      await txRepo.insertTransactionWithOperations(
-        row,
-        operations.map((op, index) => ({ transaction_hash: hash, index, ...op, created_at: now })),
-      )
-    } catch (error) {
-      // The hash is the key of both tables: either conflict means the transaction was applied before.
-      if (isUniqueViolation(error)) {
-        throw refused({ transaction: 'tx_bad_seq', detail: 'This transaction was already applied.' }, tx.envelopeXdr)
-      }
-      throw error
-    }
-
-    const submitted: SubmittedTransaction = { ...toTransaction(row), operations }
     const applied: AppliedTransaction = {
       hash,
-      ledger,
       network: auth.network,
       sourceAccount: tx.source,
-      memo: row.memo,
-      memoType: row.memo_type,
+      memo: tx.memo.value,
+      memoType: tx.memo.type,
       operations: operations.map((op) => ({ ...op })),
       createdAt: now,
-      feeCharged: row.fee_charged,
+      feeCharged: effects.feeCharged.toString(),
     }
     if (onTransactionApplied !== undefined) await onTransactionApplied(trx, applied)
     // The submitter's own condition, checked last, in the same transaction: if it throws, nothing is kept.
     if (options.afterApply !== undefined) await options.afterApply(trx, applied)
-    return submitted
+    return operations
+  }
+
+  /**
+   * Runs `applyIn` in a transaction of its own (`hashOf` and `envelopeOf` name what it applied) and answers the transaction as committed, with the
+   * ledger it closed (drawn at COMMIT). A conflict on the hash, which can only show at COMMIT now,
+   * is the same refusal as a used sequence number: the transaction was applied before.
+   */
+  async function applyAndClose(
+    hashOf: () => string,
+    envelopeOf: () => string,
+    applyIn: (trx: Kysely<DB>) => Promise<AppliedOperation[]>,
+  ): Promise<SubmittedTransaction> {
+    let operations: AppliedOperation[]
+    try {
+      operations = await db.transaction().execute(applyIn)
+    } catch (error) {
+      if (isUniqueViolation(error))
+        throw refused({ transaction: 'tx_bad_seq', detail: 'This transaction was already applied.' }, envelopeOf())
+      throw error
+    }
+    const hash = hashOf()
+    const row = await repo.findTransaction(hash)
+    if (row === undefined) throw new Error(`transaction ${hash} committed but is not in the ledger`)
+    onLedgerClosed?.(row.ledger)
+    return { ...toTransaction(row), operations }
   }
 
   return {
@@ -390,7 +398,11 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
       // Signatures are checked before the database transaction: no connection waits on crypto.
       const checked = check(envelopeXdr)
       try {
-        return await inTransaction(db, (trx) => apply(trx, checked, options))
+        return await applyAndClose(
+          () => checked.hash,
+          () => checked.tx.envelopeXdr,
+          (trx) => apply(trx, checked, options),
+        )
       } catch (error) {
         // A resubmission of an applied transaction (its sequence number is used: by itself) answers
         // its earlier result, as Horizon does for a duplicate; concurrent resubmissions all end here.
@@ -418,16 +430,25 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
       sign: (sequence: string) => string,
       options: { afterApply?: OnTransactionApplied } = {},
     ): Promise<SubmittedTransaction> {
-      return inTransaction(db, async (trx) => {
-        const txRepo = ledgerRepo(trx)
-        await txRepo.lockSigner(source)
-        // Read after the lock is granted (a statement of its own, so a snapshot taken after it).
-        const account = await txRepo.findAccount(source)
-        if (account === undefined) {
-          throw refused({ transaction: 'tx_no_source_account', detail: `The account ${source} does not exist.` }, '')
-        }
-        return apply(trx, check(sign(account.sequence)), options)
-      })
+      let hash = ''
+      let envelopeXdr = ''
+      return applyAndClose(
+        () => hash,
+        () => envelopeXdr,
+        async (trx) => {
+          const txRepo = ledgerRepo(trx)
+          await txRepo.lockSigner(source)
+          // Read after the lock is granted (a statement of its own, so a snapshot taken after it).
+          const account = await txRepo.findAccount(source)
+          if (account === undefined) {
+            throw refused({ transaction: 'tx_no_source_account', detail: `The account ${source} does not exist.` }, '')
+          }
+          const checked = check(sign(account.sequence))
+          hash = checked.hash
+          envelopeXdr = checked.tx.envelopeXdr
+          return apply(trx, checked, options)
+        },
+      )
     },
 
     async getAccount(address: string): Promise<LedgerAccount | undefined> {

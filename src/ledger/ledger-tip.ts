@@ -1,10 +1,9 @@
-import { type Kysely, sql } from 'kysely'
 import type { Listen } from '../db/database.js'
-import type { DB } from '../db/schema.js'
 
 /**
  * The NOTIFY channel of the ledger's tip: one per schema (tests run many schemas in one
  * database), hashed so any schema name gives an identifier within PostgreSQL's 63 bytes.
+ * Migration 0014's `ledger_close` notifies on the same expression.
  */
 export const TIP_CHANNEL_SQL = `'plinth_ledger_' || left(md5(current_schema()), 16)`
 
@@ -22,12 +21,10 @@ export interface LedgerTipDeps {
  * The newest ledger this process knows has been applied by any process, and a way to wait for
  * it to pass a number without holding a database connection.
  *
- * - On PostgreSQL the transaction that applies a ledger sends `pg_notify(channel, ledger)`,
- *   which PostgreSQL delivers at COMMIT; each process LISTENs on one dedicated connection,
- *   opened at the first wait and kept until close.
- * - On PGlite the signal is raised in the process, inside the applying transaction: PGlite is
- *   one connection held from BEGIN to COMMIT, so a read that the signal starts runs after the
- *   COMMIT (or ROLLBACK: a wake-up for nothing).
+ * - The database trigger that draws a ledger's number at COMMIT (migration 0014, `ledger_close`)
+ *   sends `pg_notify(channel, ledger)`, which PostgreSQL delivers once that COMMIT is done; each
+ *   process LISTENs on one dedicated connection, opened at the first wait and kept until close.
+ * - On PGlite, the only writer, the process raises the signal itself after its COMMIT (`closed`).
  * - While anyone waits, `latest` is read every `pollMs`, so a notification lost to a dropped
  *   connection only delays.
  *
@@ -92,10 +89,13 @@ export function ledgerTip(deps: LedgerTipDeps) {
     /** The newest ledger number known to this process (0 before it learnt any). */
     current: (): bigint => tip,
 
-    /** Called inside the transaction that applies `ledger`. */
-    async announce(trx: Kysely<DB>, ledger: string): Promise<void> {
-      if (deps.listen !== undefined) await sql`select pg_notify(${sql.raw(TIP_CHANNEL_SQL)}, ${ledger})`.execute(trx)
-      else raise(BigInt(ledger))
+    /**
+     * Called once the transaction that closed `ledger` has committed in this process. On
+     * PostgreSQL every process, this one included, learns it from the NOTIFY the database sends
+     * at that COMMIT (migration 0014), so the tests of LISTEN see it as any other process does.
+     */
+    closed(ledger: string): void {
+      if (deps.listen === undefined) raise(BigInt(ledger))
     },
 
     /** Keeps the tip fresh (LISTEN, and the poll) until the returned release is called. */

@@ -15,7 +15,6 @@ export interface AccountBefore {
 }
 
 export interface MetaInput {
-  ledger: number
   source: string
   /** The source's new sequence number. */
   sequence: bigint
@@ -25,9 +24,22 @@ export interface MetaInput {
   before: ReadonlyMap<string, AccountBefore>
 }
 
+/**
+ * A transaction's meta XDR with the ledger it closes left blank: the number is drawn when the
+ * transaction commits (ledger-repo.ts, `queueTransaction`), and is written at `feeLedgerAt` and
+ * `resultLedgerAt` (byte offsets of each uint32 `lastModifiedLedgerSeq` that holds it) then.
+ */
+export interface MetaTemplate {
+  fee: Buffer
+  feeLedgerAt: number[]
+  result: Buffer
+  resultLedgerAt: number[]
+}
+
 const UINT32_MAX = 2 ** 32 - 1
 
-function entry(address: string, balance: bigint, sequence: bigint, lastModified: number): xdr.LedgerEntry {
+/** An account's LedgerEntry as Plinth's accounts have it: no subentries, signers or flags. */
+export function entry(address: string, balance: bigint, sequence: bigint, lastModified: number): xdr.LedgerEntry {
   const account = new xdr.AccountEntry({
     accountId: Keypair.fromPublicKey(address).xdrAccountId(),
     balance: xdr.Int64.fromString(balance.toString()),
@@ -48,19 +60,52 @@ function entry(address: string, balance: bigint, sequence: bigint, lastModified:
   })
 }
 
-/** LedgerEntryChanges (a variable-length array: its length, then each change), as base64. */
-function entryChangesXdr(changes: xdr.LedgerEntryChange[]): string {
-  const length = Buffer.alloc(4)
-  length.writeUInt32BE(changes.length)
-  return Buffer.concat([length, ...changes.map((change) => change.toXDR())]).toString('base64')
+/** One LedgerEntryChange, and whether its entry's `lastModifiedLedgerSeq` is the ledger being closed. */
+interface Change {
+  change: xdr.LedgerEntryChange
+  stamped: boolean
 }
 
-/** Undefined when a number does not fit XDR's uint32 ledger sequence (then both stay empty). */
-export function transactionMetaXdr(input: MetaInput): { feeMetaXdr: string; resultMetaXdr: string } | undefined {
-  if (input.ledger > UINT32_MAX) return undefined
-  const state = new Map<string, { balance: bigint; sequence: bigint; lastModified: number }>()
+const uint32 = (value: number): Buffer => {
+  const buffer = Buffer.alloc(4)
+  buffer.writeUInt32BE(value)
+  return buffer
+}
+
+/**
+ * XDR written piece by piece, so the offsets of the blank ledger fields are known: a
+ * LedgerEntryChange is its union discriminant (4 bytes), then the LedgerEntry, whose first field
+ * is `lastModifiedLedgerSeq`.
+ */
+class Writer {
+  readonly parts: Buffer[] = []
+  readonly ledgerAt: number[] = []
+  private length = 0
+
+  put(bytes: Buffer): void {
+    this.parts.push(bytes)
+    this.length += bytes.length
+  }
+
+  /** LedgerEntryChanges: a variable-length array, its length and then each change. */
+  changes(changes: readonly Change[]): void {
+    this.put(uint32(changes.length))
+    for (const { change, stamped } of changes) {
+      if (stamped) this.ledgerAt.push(this.length + 4)
+      this.put(change.toXDR())
+    }
+  }
+
+  bytes(): Buffer {
+    return Buffer.concat(this.parts)
+  }
+}
+
+/** Horizon's fee_meta_xdr and result_meta_xdr, with the closed ledger's number still blank (0). */
+export function transactionMetaTemplate(input: MetaInput): MetaTemplate {
+  const state = new Map<string, { balance: bigint; sequence: bigint; lastModified: number; stamped: boolean }>()
   for (const [address, account] of input.before) {
-    state.set(address, { balance: account.balance, sequence: account.sequence, lastModified: account.lastModifiedLedger })
+    state.set(address, { balance: account.balance, sequence: account.sequence, lastModified: account.lastModifiedLedger, stamped: false })
   }
   const current = (address: string) => {
     const found = state.get(address)
@@ -68,35 +113,55 @@ export function transactionMetaXdr(input: MetaInput): { feeMetaXdr: string; resu
     return found
   }
   /** [state before, updated after] of one account, applying `change`. */
-  const move = (address: string, change: (s: { balance: bigint; sequence: bigint }) => void): xdr.LedgerEntryChange[] => {
+  const move = (address: string, change: (s: { balance: bigint; sequence: bigint }) => void): Change[] => {
     const s = current(address)
-    const before = xdr.LedgerEntryChange.ledgerEntryState(entry(address, s.balance, s.sequence, s.lastModified))
+    const before = {
+      change: xdr.LedgerEntryChange.ledgerEntryState(entry(address, s.balance, s.sequence, s.lastModified)),
+      stamped: s.stamped,
+    }
     change(s)
-    s.lastModified = input.ledger
-    return [before, xdr.LedgerEntryChange.ledgerEntryUpdated(entry(address, s.balance, s.sequence, s.lastModified))]
+    s.lastModified = 0
+    s.stamped = true
+    return [before, { change: xdr.LedgerEntryChange.ledgerEntryUpdated(entry(address, s.balance, s.sequence, 0)), stamped: true }]
   }
 
-  const feeChanges = move(input.source, (s) => {
-    s.balance -= input.fee
-  })
+  const fee = new Writer()
+  fee.changes(
+    move(input.source, (s) => {
+      s.balance -= input.fee
+    }),
+  )
   const txChangesBefore = move(input.source, (s) => {
     s.sequence = input.sequence
   })
-  const operations = input.payments.map(
-    (payment) =>
-      new xdr.OperationMeta({
-        changes: [
-          ...move(payment.from, (s) => {
-            s.balance -= payment.amount
-          }),
-          ...move(payment.to, (s) => {
-            s.balance += payment.amount
-          }),
-        ],
-      }),
-  )
-  const meta = new xdr.TransactionMeta(2, new xdr.TransactionMetaV2({ txChangesBefore, operations, txChangesAfter: [] }))
-  return { feeMetaXdr: entryChangesXdr(feeChanges), resultMetaXdr: meta.toXDR('base64') }
+  const operations = input.payments.map((payment) => [
+    ...move(payment.from, (s) => {
+      s.balance -= payment.amount
+    }),
+    ...move(payment.to, (s) => {
+      s.balance += payment.amount
+    }),
+  ])
+  // TransactionMeta, arm 2: TransactionMetaV2 { txChangesBefore, operations<OperationMeta>, txChangesAfter }.
+  const result = new Writer()
+  result.put(uint32(2))
+  result.changes(txChangesBefore)
+  result.put(uint32(operations.length))
+  for (const changes of operations) result.changes(changes)
+  result.changes([])
+  return { fee: fee.bytes(), feeLedgerAt: fee.ledgerAt, result: result.bytes(), resultLedgerAt: result.ledgerAt }
+}
+
+/**
+ * The template with its ledger written, as base64; '' when the number does not fit XDR's uint32
+ * ledger sequence. The database does the same when the transaction commits (migration 0014,
+ * `ledger_stamp_meta`); this one serves the tests that compare the two.
+ */
+export function stampLedger(bytes: Buffer, ledgerAt: readonly number[], ledger: number): string {
+  if (ledger > UINT32_MAX) return ''
+  const stamped = Buffer.from(bytes)
+  for (const at of ledgerAt) stamped.writeUInt32BE(ledger, at)
+  return stamped.toString('base64')
 }
 
 export interface HeaderInput {

@@ -129,6 +129,21 @@ describe('stellar-sdk Horizon.Server against a real Plinth process', () => {
     assert.equal(feeBefore?.id, sender.publicKey())
     assert.equal((feeBefore?.balance ?? 0n) - (feeAfter?.balance ?? 0n), 200n)
     const meta = xdr.TransactionMeta.fromXDR(record.result_meta_xdr, 'base64').v2()
+    // The ledger's number, drawn at COMMIT, is written into every entry this transaction changed:
+    // each `updated`, and each `state` after the first change of its account (the fee's comes before it).
+    const lastModified = (change: xdr.LedgerEntryChange) =>
+      (change.switch().name === 'ledgerEntryState' ? change.state() : change.updated()).lastModifiedLedgerSeq()
+    assert.deepEqual(fee.map(lastModified), [0, record.ledger_attr])
+    assert.deepEqual(meta.txChangesBefore().map(lastModified), [record.ledger_attr, record.ledger_attr])
+    // Per payment: sender state, sender updated, receiver state, receiver updated. The receiver's
+    // first state is from before this ledger; every other entry already has this ledger's number.
+    const stamps = meta.operations().map((op) => op.changes().map(lastModified))
+    assert.equal(stamps.length, 2)
+    assert.ok((stamps[0]?.[2] ?? Number.POSITIVE_INFINITY) < record.ledger_attr)
+    assert.deepEqual(
+      stamps.map((changes, index) => changes.filter((_, at) => index > 0 || at !== 2)),
+      [Array(3).fill(record.ledger_attr), Array(4).fill(record.ledger_attr)],
+    )
     const moves = meta.operations().map((op) => op.changes().map(account))
     assert.deepEqual(
       moves.map((changes) => [

@@ -4,6 +4,7 @@ import { Account, Asset, Keypair, Memo, Operation, TransactionBuilder, xdr } fro
 import { sql } from 'kysely'
 import { LedgerError } from '../../src/ledger/ledger-errors.js'
 import { type AppliedTransaction, ledgerServiceFactory } from '../../src/ledger/ledger-service.js'
+import { stampLedger, transactionMetaTemplate } from '../../src/ledger/meta-xdr.js'
 import { json, type SandboxApp, type SandboxUser, sandbox, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
 
 /** The address with its last character changed: the last character carries checksum bits, so any other one breaks it. */
@@ -714,27 +715,88 @@ describe('embedded ledger', () => {
     })
   })
 
-  describe('the onTransactionApplied hook', () => {
-    it('runs inside the applying transaction, with the applied transaction', async () => {
+  describe('ledger numbers drawn at COMMIT (migration 0014)', () => {
+    it('the database writes the number into the meta XDR exactly as the JavaScript stamp does, up to 2^32 − 1', async () => {
+      const [a, b] = [Keypair.random().publicKey(), Keypair.random().publicKey()]
+      const template = transactionMetaTemplate({
+        source: a,
+        sequence: 2n,
+        fee: 100n,
+        payments: [{ from: a, to: b, amount: 5n }],
+        before: new Map([
+          [a, { balance: 1_000n, sequence: 1n, lastModifiedLedger: 3 }],
+          [b, { balance: 0n, sequence: 0n, lastModifiedLedger: 0 }],
+        ]),
+      })
+      for (const ledger of [1, 256, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, 2 ** 32, 2 ** 53]) {
+        const { rows } = await sql<{ meta: string }>`
+          select ledger_stamp_meta(${template.result}::bytea, ${template.resultLedgerAt}::integer[], ${ledger.toString()}::bigint) as meta`.execute(
+          platform.db,
+        )
+        assert.equal(rows[0]?.meta, stampLedger(template.result, template.resultLedgerAt, ledger), `ledger ${ledger}`)
+      }
+    })
+
+    it('a transaction that rolls back draws no number: the next ledger follows the last one', async () => {
       const from = await funded()
       const to = await funded()
-      const seen: Array<{ tx: AppliedTransaction; visible: boolean }> = []
+      const refusing = ledgerServiceFactory({
+        db: platform.db,
+        clock: platform.clock,
+        onTransactionApplied: async () => {
+          throw new Error('rolled back')
+        },
+      })
+      const plain = ledgerServiceFactory({ db: platform.db, clock: platform.clock })
+      const first = await plain.submit(await build({ from, to: to.publicKey(), amount: '1' }))
+      await assert.rejects(refusing.submit(await build({ from, to: to.publicKey(), amount: '1' })), /rolled back/)
+      const next = await plain.submit(await build({ from, to: to.publicKey(), amount: '1' }))
+      assert.equal(BigInt(next.ledger), BigInt(first.ledger) + 1n)
+    })
+  })
+
+  describe('the onTransactionApplied hook', () => {
+    it('runs inside the applying transaction, with the applied transaction; its number is drawn at COMMIT', async () => {
+      const from = await funded()
+      const to = await funded()
+      const seen: Array<{ tx: AppliedTransaction; queued: boolean; closed: boolean; balance: string | undefined }> = []
+      const closed: string[] = []
       const ledger = ledgerServiceFactory({
         db: platform.db,
         clock: platform.clock,
         onTransactionApplied: async (trx, tx) => {
           assert.ok(trx.isTransaction)
+          const queued = await trx.selectFrom('ledger_pending').select('hash').where('hash', '=', tx.hash).executeTakeFirst()
           const row = await trx.selectFrom('ledger_transactions').select('hash').where('hash', '=', tx.hash).executeTakeFirst()
-          seen.push({ tx, visible: row !== undefined })
+          const moved = await trx
+            .selectFrom('ledger_accounts')
+            .select(sql<string>`balance::text`.as('balance'))
+            .where('address', '=', tx.sourceAccount)
+            .executeTakeFirst()
+          seen.push({ tx, queued: queued !== undefined, closed: row !== undefined, balance: moved?.balance })
         },
+        onLedgerClosed: (number) => closed.push(number),
       })
       const submitted = await ledger.submit(await build({ from, to: to.publicKey(), amount: '3', memo: 'memo-of-hook' }))
       assert.equal(seen.length, 1)
       const [call] = seen
-      assert.equal(call?.visible, true, 'the hook sees the rows the ledger wrote')
+      assert.equal(call?.balance, '96.9999900', 'the hook sees the balances the ledger moved')
+      assert.equal(call?.queued, true, 'and the transaction queued to close a ledger')
+      assert.equal(call?.closed, false, 'which gets its number only at COMMIT')
+      assert.deepEqual(closed, [submitted.ledger], 'onLedgerClosed has the number, after the commit')
+      const stored = await platform.db
+        .selectFrom('ledger_transactions')
+        .select(sql<string>`ledger::text`.as('ledger'))
+        .where('hash', '=', submitted.hash)
+        .executeTakeFirst()
+      assert.equal(stored?.ledger, submitted.ledger)
+      assert.equal(
+        (await platform.db.selectFrom('ledger_pending').select('hash').execute()).length,
+        0,
+        'the queue is empty after the commit',
+      )
       assert.deepEqual(call?.tx, {
         hash: submitted.hash,
-        ledger: submitted.ledger,
         network: 'Pi Testnet',
         sourceAccount: from.publicKey(),
         memo: 'memo-of-hook',
