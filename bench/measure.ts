@@ -1,0 +1,585 @@
+/** Measuring: every scenario on every server, the scaling runs, quiet-machine waits, startup on disk. */
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import {
+  type Backend,
+  elapsedSeconds,
+  type Fixtures,
+  type FlowResult,
+  type FlowScenario,
+  type FlowTeam,
+  formatLatency,
+  formatNumber,
+  type LedgerCheck,
+  type LoadResult,
+  ledgerCheck,
+  log,
+  onCleanup,
+  otherProcessesBusyPercent,
+  type PreparedFlow,
+  type PreparedRequests,
+  ProcessSampler,
+  type ProcessUsage,
+  probe,
+  type RequestScenario,
+  type RunningServer,
+  readRssKb,
+  runFlow,
+  runLoad,
+  type Scenario,
+  type ScenarioContext,
+  type SeedRecord,
+  seed,
+  seedFlowTeams,
+  startServer,
+} from './lib.js'
+import type { CpuProfileWindow } from './profile.js'
+import { invalid, othersDuring, percent } from './report.js'
+import { scenarios } from './scenarios.js'
+import { BUSY_MACHINE_PERCENT, NOISY_PERCENT, type Settings } from './settings.js'
+import { plinthSpec, type Target } from './targets.js'
+
+// ---------------------------------------------------------------------------------------------
+// Measuring.
+
+/** One measured row: a request scenario (autocannon, req/s or items/s) or a flow scenario (runFlow, lifecycles/s). */
+export interface LoadRow {
+  scenario: string
+  backend: Backend
+  backendLabel: string
+  /** Plinth processes serving the load (1, or more in the scaling runs). */
+  processes: number
+  /** 'req/s', 'notifications/s' or 'lifecycles/s'. */
+  unit: string
+  throughput: number
+  /** Per request (request scenarios) or per lifecycle (flows), in ms. */
+  latencyP50: number
+  latencyP99: number
+  latencyMax: number
+  /** Request scenarios: measured non-2xx + connection errors + answers that failed their check. Flows: failed lifecycles, warm-up included. */
+  errors: number
+  detail:
+    | { kind: 'request'; load: LoadResult; warmupErrors: number }
+    | { kind: 'flow'; flow: FlowResult; workers: number; problems: string[] }
+  /** What the run did besides the numbers (the scenario's own summary). */
+  summary: string | undefined
+  /** Of the server process; with several, the sum of each one's peak. */
+  peakRssMb: number | undefined
+  /** CPU used by the server process(es) during the measured run, in % of one core. */
+  serverCpuPercent: number | undefined
+  /** CPU used by this process (autocannon) meanwhile, in % of one core. */
+  generatorCpuPercent: number
+  /** CPU used by the whole machine meanwhile, in % of one core. */
+  machineCpuPercent: number | undefined
+  /** CPU used by the local PostgreSQL server's processes meanwhile, in % of one core. */
+  postgresCpuPercent: number | undefined
+  /** Measured twice because other work disturbed the first run; this is the quieter one. */
+  remeasured?: boolean
+  /** CPU other processes (not the server, not this one) used over half a second just before the warm-up. */
+  backgroundCpuPercent: number | undefined
+}
+
+export interface StartupRow {
+  label: string
+  startupMs: number
+  /** The readyMs Plinth prints: configuration read to listening, without Node's own start and module loading. */
+  serverReadyMs: number | undefined
+  rssMb: number | undefined
+  /** Which start the warm-start target is judged on. */
+  warmPostgres?: boolean
+}
+
+export interface SeedRow extends SeedRecord {
+  backendLabel: string
+}
+
+export interface LedgerRow {
+  backendLabel: string
+  check: LedgerCheck
+}
+
+interface Measured {
+  loads: LoadRow[]
+  startups: StartupRow[]
+  seeds: SeedRow[]
+  ledgerChecks: LedgerRow[]
+  profiles: ProfileRun[]
+}
+
+/** A profiled server and the measured windows of its scenarios (process.hrtime, which is the profile's clock). */
+export interface ProfileRun {
+  backendLabel: string
+  pid: number
+  windows: CpuProfileWindow[]
+}
+
+async function startupRow(label: string, server: RunningServer): Promise<StartupRow> {
+  const banner = await server.waitForOutput(/ready in (\d+) ms/, 2_000)
+  const rssKb = await readRssKb(server.pid)
+  return {
+    label,
+    startupMs: server.startupMs,
+    serverReadyMs: banner?.[1] === undefined ? undefined : Number(banner[1]),
+    rssMb: rssKb === undefined ? undefined : rssKb / 1024,
+  }
+}
+
+export function selected(settings: Settings, scenario: Scenario): boolean {
+  return settings.only === undefined || scenario.name.toLowerCase().includes(settings.only.toLowerCase())
+}
+
+/** Whether the scenario runs on this backend in this run (--quick runs some on fewer backends). */
+function runsOn(settings: Settings, scenario: Scenario, backend: Backend): boolean {
+  const backends = settings.quick ? (scenario.quickBackends ?? scenario.backends) : scenario.backends
+  return backends.includes(backend) && scenario.backends.includes(backend) && selected(settings, scenario)
+}
+
+/** The servers a measurement loads: one, or several Plinth processes on one PostgreSQL. */
+interface Serving {
+  target: Target
+  servers: readonly RunningServer[]
+  /** Where the measured windows of a profiled single server go. */
+  profile: ProfileRun | undefined
+}
+
+function urlsOf(serving: Serving): string | string[] {
+  const urls = serving.servers.map((server) => server.baseUrl)
+  return urls.length === 1 ? (urls[0] ?? '') : urls
+}
+
+function describeServing(serving: Serving): string {
+  return serving.servers.length === 1 ? serving.target.label : `${serving.target.label}, ${serving.servers.length} processes`
+}
+
+export async function measureTargets(settings: Settings, list: Target[]): Promise<Measured> {
+  const loads: LoadRow[] = []
+  const startups: StartupRow[] = []
+  const seeds: SeedRow[] = []
+  const ledgerChecks: LedgerRow[] = []
+  const profiles: ProfileRun[] = []
+  const tag = randomBytes(3).toString('hex')
+
+  for (const target of list) {
+    const relevant = scenarios.filter((scenario) => runsOn(settings, scenario, target.backend))
+    if (relevant.length === 0) continue
+    const phaseStart = performance.now()
+    log(`starting ${target.label} (${target.backend})`)
+    const launched = await target.launch()
+    const { server, release } = launched
+    try {
+      log(`  ready in ${formatNumber(server.startupMs)} ms at ${server.baseUrl} (pid ${server.pid})`)
+      if (target.backend !== 'fastify') {
+        const label = target.backend === 'postgres' ? `Plinth, ${target.label}, new schema (migrations run)` : `Plinth, ${target.label}`
+        startups.push(await startupRow(label, server))
+      }
+      const profile: ProfileRun = { backendLabel: target.label, pid: server.pid, windows: [] }
+      if (settings.cpuProf && target.backend !== 'fastify') profiles.push(profile)
+
+      let fixtures: Promise<Fixtures> | undefined
+      let flowTeams: Promise<FlowTeam[]> | undefined
+      const shared = new Map<string, Promise<unknown>>()
+      const recordSeed = (record: SeedRecord) => {
+        log(`  seeded for ${record.purpose}: ${record.made} in ${record.seconds.toFixed(1)} s`)
+        seeds.push({ backendLabel: target.label, ...record })
+      }
+      const context: ScenarioContext = {
+        backend: target.backend,
+        baseUrl: server.baseUrl,
+        quick: settings.quick,
+        data: settings.data,
+        fixtures: () => {
+          fixtures ??= seed(server.baseUrl, {
+            apps: settings.apps,
+            users: Math.max(settings.users, settings.apps * Math.max(0, ...relevant.map((scenario) => scenario.minUsersPerApp ?? 0))),
+            keysPerApp: settings.keysPerApp,
+            concurrency: settings.seedConcurrency,
+            tag,
+          }).then((seeded) => {
+            recordSeed({
+              purpose: 'users with tokens (every request scenario)',
+              made:
+                `${seeded.apps.length} apps (${settings.keysPerApp} server keys each), ${formatNumber(seeded.users.length)} users, ` +
+                'each signed in to one app (1 token)',
+              items: seeded.users.length,
+              seconds: seeded.seedMs / 1000,
+            })
+            return seeded
+          })
+          return fixtures
+        },
+        flowTeams: () => {
+          flowTeams ??= seedFlowTeams(server.baseUrl, {
+            teams: settings.flowWorkers,
+            usersPerTeam: settings.flowUsersPerWorker,
+            concurrency: settings.seedConcurrency,
+            tag,
+          }).then(({ teams, seedMs }) => {
+            const users = teams.reduce((sum, team) => sum + team.users.length, 0)
+            recordSeed({
+              purpose: 'payment flows (one app per worker)',
+              made: `${teams.length} apps, ${users} users with wallet_address granted`,
+              items: users,
+              seconds: seedMs / 1000,
+            })
+            return teams
+          })
+          return flowTeams
+        },
+        shared: <T>(key: string, make: () => Promise<T>): Promise<T> => {
+          let found = shared.get(key)
+          if (found === undefined) {
+            found = make()
+            shared.set(key, found)
+          }
+          return found as Promise<T>
+        },
+        recordSeed,
+      }
+
+      // Request scenarios are prepared (seeded) once per server; the scaling runs reuse what they made.
+      const prepared = new Map<string, PreparedRequests>()
+      const prepare = async (scenario: RequestScenario) => {
+        const found = prepared.get(scenario.name)
+        if (found !== undefined) return found
+        const made = await scenario.prepare(context)
+        prepared.set(scenario.name, made)
+        return made
+      }
+      const single: Serving = { target, servers: [server], profile: settings.cpuProf ? profile : undefined }
+      const measureOnce = async (scenario: Scenario, serving: Serving) =>
+        scenario.kind === 'flow'
+          ? measureFlow(settings, scenario, await scenario.prepare(context), serving)
+          : measureRequests(settings, scenario, await prepare(scenario), serving)
+      const measure = (scenario: Scenario, serving: Serving) => measureQuietly(scenario, serving, measureOnce)
+
+      for (const scenario of relevant.filter((candidate) => candidate.movesClock !== true)) loads.push(await measure(scenario, single))
+
+      const replicate = launched.replicate
+      if (replicate !== undefined) {
+        // A --quick run scales the request scenarios only (the lifecycles' scaling is a full run's).
+        const scaling = scenarios.filter(
+          (scenario) =>
+            scenario.scaling === true && runsOn(settings, scenario, target.backend) && !(settings.quick && scenario.kind === 'flow'),
+        )
+        // The scaling runs; without any (--only), still one more process, for the warm start.
+        if (scaling.length > 0 || settings.only === undefined) {
+          const scaled = await measureScaling(settings, scaling, target, server, replicate, measure)
+          loads.push(...scaled.rows)
+          startups.push(scaled.warmStart)
+        }
+      }
+
+      for (const scenario of relevant.filter((candidate) => candidate.movesClock === true)) loads.push(await measure(scenario, single))
+
+      if (relevant.some((scenario) => scenario.kind === 'flow')) {
+        const check = await ledgerCheck(server.baseUrl)
+        ledgerChecks.push({ backendLabel: target.label, check })
+        log(
+          `  ledger check after the flows: ok ${check.ok} (balances ${check.totalBalances} = funded ${check.totalFunded} − fees ${check.totalFees}; ` +
+            `${check.negativeBalances} negative, ${check.mismatchedAccounts} mismatched)`,
+        )
+        if (!check.ok)
+          shout([`the ledger check FAILED on ${target.label} after the flows: the books do not balance`, JSON.stringify(check)])
+      }
+    } finally {
+      await release()
+    }
+    log(`  ${target.label} done in ${elapsedSeconds(phaseStart)}`)
+  }
+  return { loads, startups, seeds, ledgerChecks, profiles }
+}
+
+/**
+ * Measures once; when other work took more than NOISY_PERCENT of a core during the measured run
+ * (and the first run had no errors, which must never be hidden), measures again after waiting for
+ * quiet, within the run's allowance (Settings.quietWait), and keeps the quieter of the two.
+ */
+async function measureQuietly(
+  scenario: Scenario,
+  serving: Serving,
+  measureOnce: (scenario: Scenario, serving: Serving) => Promise<LoadRow>,
+): Promise<LoadRow> {
+  const first = await measureOnce(scenario, serving)
+  const noise = othersDuring(first)
+  if (noise === undefined || noise <= NOISY_PERCENT || invalid(first) || quietAllowance.remainingMs <= 0) return first
+  const startedAt = performance.now()
+  log(
+    `  ${scenario.name} (${describeServing(serving)}): other work took ${noise.toFixed(0)}% of a core during the measured run: measuring again`,
+  )
+  const second = await measureOnce(scenario, serving)
+  quietAllowance.remainingMs = Math.max(0, quietAllowance.remainingMs - (performance.now() - startedAt))
+  if (invalid(second)) return second
+  const kept = (othersDuring(second) ?? Number.POSITIVE_INFINITY) < noise ? second : first
+  log(`  kept the ${kept === second ? 'second' : 'first'} run (others ${percent(othersDuring(kept))} during it)`)
+  return { ...kept, remeasured: true }
+}
+
+/**
+ * More Plinth processes on the first one's database (same schema and secret key, each its own
+ * pool), then the scaling scenarios with the load spread round robin over all of them, for each
+ * process count. The first extra process is started alone, on the already migrated schema: that
+ * is the warm start on PostgreSQL. The extra processes are stopped before anything else runs.
+ */
+async function measureScaling(
+  settings: Settings,
+  scaling: readonly Scenario[],
+  target: Target,
+  primary: RunningServer,
+  replicate: (name: string) => Promise<RunningServer>,
+  measure: (scenario: Scenario, serving: Serving) => Promise<LoadRow>,
+): Promise<{ rows: LoadRow[]; warmStart: StartupRow }> {
+  const replicas: RunningServer[] = []
+  const rows: LoadRow[] = []
+  try {
+    const first = await replicate('plinth-postgres-2')
+    replicas.push(first)
+    const warmStart = {
+      ...(await startupRow(`Plinth, ${target.label}, warm (schema already migrated; another process running, idle)`, first)),
+      warmPostgres: true,
+    }
+    log(`  warm start of another process on the same schema: ${formatNumber(first.startupMs)} ms (pid ${first.pid})`)
+    for (const count of scaling.length === 0 ? [] : settings.scalingProcesses) {
+      const started = await Promise.all(
+        Array.from({ length: Math.max(0, count - 1 - replicas.length) }, (_, index) =>
+          replicate(`plinth-postgres-${replicas.length + index + 2}`),
+        ),
+      )
+      replicas.push(...started)
+      const servers = [primary, ...replicas.slice(0, count - 1)]
+      log(`  scaling: ${servers.length} Plinth processes (pids ${servers.map((server) => server.pid).join(', ')})`)
+      for (const scenario of scaling) rows.push(await measure(scenario, { target, servers, profile: undefined }))
+    }
+    return { rows, warmStart }
+  } finally {
+    await Promise.all(replicas.map((replica) => replica.stop()))
+  }
+}
+
+/** What is left of the run's allowance for waiting on other work (Settings.quietWait). */
+export const quietAllowance = { remainingMs: 0 }
+
+/**
+ * The CPU other processes use (over half a second) just before a measurement. On a shared machine,
+ * when they are busy, waits for them (up to Settings.quietWait) before measuring anyway; the row is
+ * flagged when they were still busy.
+ */
+async function quietMachine(settings: Settings, pids: readonly number[]): Promise<number | undefined> {
+  const startedAt = performance.now()
+  const limitMs = Math.min(settings.quietWait.perMeasurementSeconds * 1000, quietAllowance.remainingMs)
+  const sampleMs = settings.quick ? 250 : 500
+  let background = await otherProcessesBusyPercent(sampleMs, pids)
+  const busy = () => background !== undefined && background > BUSY_MACHINE_PERCENT
+  if (busy() && limitMs > 0) {
+    log(`  other processes use ${background?.toFixed(0) ?? '?'}% of a core: waiting up to ${(limitMs / 1000).toFixed(0)} s for them`)
+    while (busy() && performance.now() - startedAt < limitMs) background = await otherProcessesBusyPercent(sampleMs, pids)
+    quietAllowance.remainingMs = Math.max(0, quietAllowance.remainingMs - (performance.now() - startedAt))
+    log(`  waited ${elapsedSeconds(startedAt)}; ${busy() ? 'still busy' : 'quiet now'} (${background?.toFixed(0) ?? '?'}%)`)
+  }
+  if (busy()) {
+    log(
+      `  !!! the machine is busy before the run: ${background?.toFixed(0) ?? '?'}% of a core used by other processes; expect noisy numbers`,
+    )
+  }
+  return background
+}
+
+/** Probes, warms up, then loads a request scenario with autocannon over the serving processes, sampling them meanwhile. */
+async function measureRequests(
+  settings: Settings,
+  scenario: RequestScenario,
+  prepared: PreparedRequests,
+  serving: Serving,
+): Promise<LoadRow> {
+  const { target, servers } = serving
+  const pids = servers.map((server) => server.pid)
+  const where = describeServing(serving)
+  for (const server of servers) await probe(server.baseUrl, prepared.build)
+  const background = await quietMachine(settings, pids)
+  const common = {
+    baseUrl: urlsOf(serving),
+    connections: settings.connections,
+    build: prepared.build,
+    checksAnswers: prepared.checksAnswers,
+  }
+  const warm = await runLoad({ ...common, durationSeconds: settings.warmupSeconds })
+  prepared.afterRun()
+  log(
+    `  ${scenario.name} (${where}): warm-up ${formatNumber(warm.totalRequests / Math.max(warm.durationSeconds, 0.01))} req/s, ${warm.errors} errors`,
+  )
+  const sampler = new ProcessSampler(pids, 200)
+  const generatorCpuAtStart = process.cpuUsage()
+  const generatorStartedAt = performance.now()
+  const hrStart = process.hrtime.bigint()
+  sampler.start()
+  const load = await runLoad({ ...common, durationSeconds: settings.durationSeconds })
+  const usage = await sampler.stop()
+  prepared.afterRun()
+  serving.profile?.windows.push({ label: scenario.name, startNs: hrStart, endNs: process.hrtime.bigint() })
+  const generatorCpu = process.cpuUsage(generatorCpuAtStart)
+  const generatorCpuPercent = (generatorCpu.user + generatorCpu.system) / 10 / (performance.now() - generatorStartedAt)
+  const unit = prepared.itemUnit ?? 'req/s'
+  const throughput = prepared.itemUnit === undefined ? load.requestsPerSecond : load.items / load.durationSeconds
+  const summary = prepared.summary()
+  log(
+    `  ${scenario.name} (${where}): ${formatNumber(throughput)} ${unit}` +
+      `${prepared.itemUnit === undefined ? '' : ` (${formatNumber(load.requestsPerSecond)} req/s)`}, p50 ${formatLatency(load.latencyP50)} ms, ` +
+      `p99 ${formatLatency(load.latencyP99)} ms, ${load.errors} errors, peak RSS ${usage.peakRssMb?.toFixed(0) ?? '?'} MB, ` +
+      `CPU: server ${usage.cpuPercent?.toFixed(0) ?? '?'}%, load generator ${generatorCpuPercent.toFixed(0)}%, ` +
+      `whole machine ${usage.machineCpuPercent?.toFixed(0) ?? '?'}%`,
+  )
+  if (summary !== undefined) log(`    ${summary}`)
+  if (load.errors > 0 || warm.errors > 0) warnErrors(`${scenario.name}`, where, warm, load)
+  return {
+    scenario: scenario.name,
+    backend: target.backend,
+    backendLabel: target.label,
+    processes: servers.length,
+    unit,
+    throughput,
+    latencyP50: load.latencyP50,
+    latencyP99: load.latencyP99,
+    latencyMax: load.latencyMax,
+    errors: load.errors + warm.errors,
+    detail: { kind: 'request', load, warmupErrors: warm.errors },
+    summary,
+    peakRssMb: usage.peakRssMb,
+    serverCpuPercent: usage.cpuPercent,
+    generatorCpuPercent,
+    machineCpuPercent: usage.machineCpuPercent,
+    postgresCpuPercent: usage.postgresCpuPercent,
+    backgroundCpuPercent: background,
+  }
+}
+
+/** Runs the flow's warm-up and measured window over the serving processes, samples them meanwhile, then checks what it left behind. */
+async function measureFlow(settings: Settings, scenario: FlowScenario, prepared: PreparedFlow, serving: Serving): Promise<LoadRow> {
+  const { target, servers } = serving
+  const pids = servers.map((server) => server.pid)
+  const where = describeServing(serving)
+  const background = await quietMachine(settings, pids)
+  const sampler = new ProcessSampler(pids, 200)
+  // Set by the callbacks at the edges of the measured window.
+  const window: {
+    usage?: Promise<ProcessUsage>
+    cpuAtStart?: NodeJS.CpuUsage
+    startedAt: number
+    generatorCpuPercent?: number
+    hrStart: bigint
+  } = {
+    startedAt: 0,
+    hrStart: 0n,
+  }
+  const flow = await runFlow({
+    baseUrl: urlsOf(serving),
+    lifecycles: prepared.lifecycles,
+    warmupSeconds: settings.warmupSeconds,
+    durationSeconds: settings.durationSeconds,
+    onMeasureStart: () => {
+      sampler.start()
+      window.cpuAtStart = process.cpuUsage()
+      window.startedAt = performance.now()
+      window.hrStart = process.hrtime.bigint()
+    },
+    onMeasureEnd: () => {
+      window.usage = sampler.stop()
+      const cpu = process.cpuUsage(window.cpuAtStart)
+      window.generatorCpuPercent = (cpu.user + cpu.system) / 10 / (performance.now() - window.startedAt)
+      serving.profile?.windows.push({ label: scenario.name, startNs: window.hrStart, endNs: process.hrtime.bigint() })
+    },
+  })
+  const usage = window.usage === undefined ? undefined : await window.usage
+  const generatorCpuPercent = window.generatorCpuPercent ?? 0
+  const unit = `${scenario.unit}/s`
+  log(
+    `  ${scenario.name} (${where}): ${formatNumber(flow.lifecyclesPerSecond, 1)} ${unit} (${flow.lifecycles} in ${flow.measuredSeconds.toFixed(1)} s, ` +
+      `${prepared.lifecycles.length} workers), p50 ${formatLatency(flow.latencyP50)} ms, p99 ${formatLatency(flow.latencyP99)} ms, ` +
+      `${flow.errors + flow.warmupErrors} errors (warm-up: ${flow.warmupLifecycles} ${scenario.unit}, ${flow.warmupErrors} errors), ` +
+      `peak RSS ${usage?.peakRssMb?.toFixed(0) ?? '?'} MB, CPU: server ${usage?.cpuPercent?.toFixed(0) ?? '?'}%, ` +
+      `load generator ${generatorCpuPercent.toFixed(0)}%, whole machine ${usage?.machineCpuPercent?.toFixed(0) ?? '?'}%`,
+  )
+  log(
+    `    steps (mean ms per ${scenario.unit.replace(/s$/, '')}): ${flow.steps.map((step) => `${step.name} ${step.meanMs.toFixed(1)}`).join(', ')}`,
+  )
+  const problems = await prepared.verify()
+  if (flow.errors + flow.warmupErrors > 0) {
+    shout([
+      `ERRORS in ${scenario.name} on ${where}: every lifecycle must succeed; these numbers are not valid.`,
+      `warm-up: ${flow.warmupErrors} failed; measured (and draining): ${flow.errors} failed`,
+      ...flow.failures.flatMap((failure) => [`${failure.count} × ${failure.key}`, `    e.g. ${failure.example}`]),
+    ])
+  }
+  if (problems.length > 0) {
+    shout([`${scenario.name} on ${where} left the server in an unexpected state:`, ...problems.slice(0, 20)])
+  } else {
+    log(
+      `  ${scenario.name}: afterwards no open payment is left${scenario.name.startsWith('A2U') ? ' and every app account sequence is as counted' : ''}`,
+    )
+  }
+  return {
+    scenario: scenario.name,
+    backend: target.backend,
+    backendLabel: target.label,
+    processes: servers.length,
+    unit,
+    throughput: flow.lifecyclesPerSecond,
+    latencyP50: flow.latencyP50,
+    latencyP99: flow.latencyP99,
+    latencyMax: flow.latencyMax,
+    errors: flow.errors + flow.warmupErrors,
+    detail: { kind: 'flow', flow, workers: prepared.lifecycles.length, problems },
+    summary: undefined,
+    peakRssMb: usage?.peakRssMb,
+    serverCpuPercent: usage?.cpuPercent,
+    generatorCpuPercent,
+    machineCpuPercent: usage?.machineCpuPercent,
+    postgresCpuPercent: usage?.postgresCpuPercent,
+    backgroundCpuPercent: background,
+  }
+}
+
+/** A message nobody can miss, between two bars of `!`. */
+function shout(lines: readonly string[]): void {
+  const bar = '!'.repeat(78)
+  process.stderr.write(`\n${bar}\n${lines.map((line) => `!!! ${line}`).join('\n')}\n${bar}\n\n`)
+}
+
+/** Cold: PGlite in a fresh directory (initdb, migrations, demo seed); warm: the same directory again. */
+export async function measureDiskStartup(): Promise<StartupRow[]> {
+  const phaseStart = performance.now()
+  const dir = mkdtempSync(join(tmpdir(), 'plinth-bench-'))
+  const unregister = onCleanup(() => rmSync(dir, { recursive: true, force: true }))
+  const rows: StartupRow[] = []
+  try {
+    for (const phase of ['cold', 'warm'] as const) {
+      const server = await startServer(plinthSpec(`plinth-pglite-${phase}`, { PLINTH_DATA_DIR: dir }))
+      try {
+        const label = phase === 'cold' ? 'Plinth, PGlite on disk, cold (new directory)' : 'Plinth, PGlite on disk, warm (same directory)'
+        rows.push(await startupRow(label, server))
+        log(`  ${phase} start on disk: ${formatNumber(server.startupMs)} ms`)
+      } finally {
+        await server.stop()
+      }
+    }
+  } finally {
+    unregister()
+    rmSync(dir, { recursive: true, force: true })
+  }
+  log(`  disk startup done in ${elapsedSeconds(phaseStart)}`)
+  return rows
+}
+
+function warnErrors(scenario: string, backend: string, warm: LoadResult, load: LoadResult): void {
+  const bar = '!'.repeat(78)
+  const problems = (result: LoadResult) =>
+    result.problems === 0
+      ? ''
+      : `, ${result.problems} answers failed their check (${result.problemKinds.map((kind) => `${kind.count} × ${kind.key}`).join('; ')})`
+  process.stderr.write(
+    `\n${bar}\n!!! ERRORS in ${scenario} on ${backend}: every request must succeed; these numbers are not valid.\n` +
+      `!!! warm-up: ${warm.non2xx} non-2xx, ${warm.connectionErrors} connection errors (${warm.timeouts} timeouts)${problems(warm)}\n` +
+      `!!! measured: ${load.non2xx} non-2xx, ${load.connectionErrors} connection errors (${load.timeouts} timeouts)${problems(load)}\n` +
+      `!!! status codes: warm-up ${JSON.stringify(warm.statusCodes)}, measured ${JSON.stringify(load.statusCodes)}\n${bar}\n\n`,
+  )
+}

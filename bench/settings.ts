@@ -1,0 +1,118 @@
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import type { DataSizes } from './lib.js'
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url))
+export const REPORT = join(ROOT, 'BENCHMARKS.md')
+export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test'
+/** Above this much CPU (in % of one core) used by others just before a run, the run is flagged as noisy. */
+export const BUSY_MACHINE_PERCENT = 20
+/** Above this much CPU (in % of one core) used by others during a measured run, it is measured again (time allowing). */
+export const NOISY_PERCENT = 30
+
+export interface Settings {
+  quick: boolean
+  write: boolean
+  connections: number
+  durationSeconds: number
+  warmupSeconds: number
+  apps: number
+  users: number
+  /** Server API keys per seeded app. */
+  keysPerApp: number
+  /** Payments and ads seeded for the server-key reads. */
+  data: DataSizes
+  seedConcurrency: number
+  /** How long to wait for other processes to go quiet before a measurement, at most, and over the whole run. */
+  quietWait: { perMeasurementSeconds: number; totalSeconds: number }
+  /** Plinth processes sharing one PostgreSQL in the scaling runs, besides the single one (none: no scaling runs). */
+  scalingProcesses: number[]
+  /** Concurrent workers of a flow scenario, each with its own app and users. */
+  flowWorkers: number
+  flowUsersPerWorker: number
+  pgbench: { scale: number; clients: number; threads: number; seconds: number }
+  /** Only the scenarios whose name contains this (case-insensitive); no startup on disk, nothing written. */
+  only: string | undefined
+  /** Plinth's servers run with --cpu-prof; the flows' measured windows are summarised from the profiles. */
+  cpuProf: boolean
+  /** Also write the results as JSON to this file (`--json`). */
+  json: string | undefined
+  command: string
+}
+
+/** Where `--json` writes when no file follows it. */
+export const DEFAULT_JSON = 'bench-results.json'
+
+/** `--json` may stand alone (then DEFAULT_JSON) or take a file: parseArgs knows no optional values. */
+function withJsonFile(args: readonly string[]): string[] {
+  return args.map((arg, index) => {
+    const next = args[index + 1]
+    return arg === '--json' && (next === undefined || next.startsWith('--')) ? `--json=${DEFAULT_JSON}` : arg
+  })
+}
+
+export function readSettings(): Settings & { postgres: boolean; pglite: boolean } {
+  const { values } = parseArgs({
+    args: withJsonFile(process.argv.slice(2)),
+    options: {
+      quick: { type: 'boolean', default: false },
+      write: { type: 'boolean', default: false },
+      'no-postgres': { type: 'boolean', default: false },
+      'no-pglite': { type: 'boolean', default: false },
+      only: { type: 'string' },
+      'cpu-prof': { type: 'boolean', default: false },
+      json: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+    strict: true,
+  })
+  if (values.help) {
+    process.stdout.write(
+      'npm run bench [-- --quick] [--write] [--no-postgres] [--only <text>] [--cpu-prof] [--json [file]]\n' +
+        '  --quick        less data, 8 flow workers, 0.5 s warm-up, 2 s runs, every scenario but GET /v2/me on PostgreSQL only,\n' +
+        '                 scaling to 2 processes and of the request scenarios only, no startup on disk (under a minute);\n' +
+        '                 prints only (unless --write)\n' +
+        '  --write        write BENCHMARKS.md (always done by a full run)\n' +
+        '  --no-postgres  skip Plinth on PostgreSQL (and pgbench) even when one is reachable\n' +
+        '  --no-pglite    skip Plinth on PGlite (a partial run: writes nothing)\n' +
+        '  --only <text>  only the scenarios whose name contains <text>, e.g. --only A2U (writes nothing)\n' +
+        "  --cpu-prof     profile Plinth's servers (node --cpu-prof) and print where their CPU went during each flow (writes nothing)\n" +
+        `  --json [file]  also write the run's results as JSON (default ${DEFAULT_JSON}), to compare runs\n`,
+    )
+    process.exit(0)
+  }
+  const quick = values.quick
+  const flags = process.argv.slice(2)
+  const only = values.only === undefined || values.only === '' ? undefined : values.only
+  const cpuProf = values['cpu-prof']
+  return {
+    quick,
+    write: values.write || (!quick && only === undefined && !cpuProf && !values['no-pglite']),
+    postgres: !values['no-postgres'],
+    pglite: !values['no-pglite'],
+    connections: 32,
+    durationSeconds: quick ? 2 : 10,
+    warmupSeconds: quick ? 0.5 : 3,
+    apps: quick ? 2 : 4,
+    // More where a scenario needs more per app (notify: see minUsersPerApp).
+    users: quick ? 300 : 2400,
+    keysPerApp: 2,
+    data: {
+      paymentsPerUser: quick ? 0.5 : 1,
+      completedPaymentsPerApp: quick ? 4 : 10,
+      adsPerUser: quick ? 0.5 : 1,
+      seedConcurrency: 16,
+    },
+    seedConcurrency: 16,
+    scalingProcesses: quick ? [2] : [2, 4],
+    quietWait: quick ? { perMeasurementSeconds: 0, totalSeconds: 0 } : { perMeasurementSeconds: 15, totalSeconds: 60 },
+    flowWorkers: quick ? 8 : 16,
+    flowUsersPerWorker: quick ? 4 : 8,
+    pgbench: { scale: 10, clients: 16, threads: 2, seconds: quick ? 2 : 10 },
+    only,
+    cpuProf,
+    json: values.json === '' ? DEFAULT_JSON : values.json,
+    command: `npm run bench${flags.length > 0 ? ` -- ${flags.join(' ')}` : ''}`,
+  }
+}

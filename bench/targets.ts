@@ -1,0 +1,124 @@
+/** The servers a run measures: the Fastify baseline, Plinth on PGlite, Plinth on PostgreSQL (and its replicas for the scaling runs). */
+import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
+import {
+  type Backend,
+  dropSchema,
+  log,
+  onCleanup,
+  pgIsReady,
+  type RunningServer,
+  type ServerSpec,
+  startNodeFlags,
+  startServer,
+} from './lib.js'
+import { DEFAULT_DATABASE_URL, ROOT } from './settings.js'
+
+// ---------------------------------------------------------------------------------------------
+// The servers.
+
+interface Launched {
+  server: RunningServer
+  /** Stops the server and removes what it used (schema, directory). */
+  release(): Promise<void>
+  /**
+   * PostgreSQL only: starts another Plinth process on the same database, schema and secret key
+   * (never profiled); the caller stops it, before release.
+   */
+  replicate?(name: string): Promise<RunningServer>
+}
+
+export interface Target {
+  backend: Backend
+  label: string
+  launch(): Promise<Launched>
+}
+
+/** The request log of Plinth's servers: off (production's default) unless `PLINTH_REQUEST_LOG=on npm run bench`. */
+export const REQUEST_LOG = process.env.PLINTH_REQUEST_LOG === 'on' ? 'on' : 'off'
+
+/** nodeArgs go before the script: `--cpu-prof …` when profiling. */
+export function plinthSpec(name: string, env: Record<string, string>, nodeArgs: readonly string[] = []): ServerSpec {
+  return {
+    name,
+    command: process.execPath,
+    // The flags of `npm start` (the heap bound), then the benchmark's own (--cpu-prof).
+    args: [...startNodeFlags(ROOT), ...nodeArgs, join(ROOT, 'dist', 'server.js')],
+    cwd: ROOT,
+    // The load is thousands of requests a second on one key and one token: limits far above it, so
+    // the check's cost is measured but nothing is refused.
+    env: {
+      LOG_LEVEL: 'warn',
+      PLINTH_MODE: 'sandbox',
+      // As deployed in production, where the request log is off; its own cost is bench/request-log.ts's.
+      PLINTH_REQUEST_LOG: REQUEST_LOG,
+      PLINTH_RATE_LIMIT_KEY_PER_MINUTE: '1000000000',
+      PLINTH_RATE_LIMIT_TOKEN_PER_MINUTE: '1000000000',
+      ...env,
+    },
+  }
+}
+
+async function launchSimple(spec: ServerSpec): Promise<Launched> {
+  const server = await startServer(spec)
+  return { server, release: () => server.stop() }
+}
+
+/** Plinth on a fresh schema of the PostgreSQL server; the schema is dropped when released (or on failure/Ctrl-C). */
+async function launchPostgres(databaseUrl: string, nodeArgs: readonly string[]): Promise<Launched> {
+  const schema = `bench_${randomBytes(6).toString('hex')}`
+  const drop = async () => {
+    await dropSchema(databaseUrl, schema)
+    log(`dropped schema ${schema}`)
+  }
+  const unregister = onCleanup(drop)
+  const env = {
+    DATABASE_URL: databaseUrl,
+    PLINTH_DB_SCHEMA: schema,
+    PLINTH_SECRET_KEY: randomBytes(32).toString('hex'),
+  }
+  const server = await startServer(plinthSpec('plinth-postgres', env, nodeArgs))
+  return {
+    server,
+    async release() {
+      await server.stop()
+      unregister()
+      await drop()
+    },
+    replicate: (name) => startServer(plinthSpec(name, env)),
+  }
+}
+
+export function targets(databaseUrl: string | undefined, nodeArgs: readonly string[]): Target[] {
+  const list: Target[] = [
+    {
+      backend: 'fastify',
+      label: 'Fastify only',
+      launch: () =>
+        launchSimple({
+          name: 'hello-world',
+          command: process.execPath,
+          args: ['--import', 'tsx', join(ROOT, 'bench', 'hello.ts')],
+          cwd: ROOT,
+          env: {},
+        }),
+    },
+    {
+      backend: 'pglite',
+      label: 'PGlite (memory)',
+      launch: () => launchSimple(plinthSpec('plinth-pglite', { PLINTH_DATA_DIR: 'memory' }, nodeArgs)),
+    },
+  ]
+  if (databaseUrl !== undefined)
+    list.push({ backend: 'postgres', label: 'PostgreSQL', launch: () => launchPostgres(databaseUrl, nodeArgs) })
+  return list
+}
+
+export async function resolveDatabaseUrl(wanted: boolean): Promise<string | undefined> {
+  if (!wanted) return undefined
+  const given = process.env.DATABASE_URL
+  if (given !== undefined && given !== '') return given
+  if (await pgIsReady('127.0.0.1')) return DEFAULT_DATABASE_URL
+  log('no DATABASE_URL and pg_isready -h 127.0.0.1 failed: skipping Plinth on PostgreSQL')
+  return undefined
+}
