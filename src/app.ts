@@ -205,8 +205,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Before every route (it records them) and before authentication (a 401 carries the CORS headers).
   const routes = registerRouting(app)
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Hooks on every request are written with `done`: an async hook costs a promise per request.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff')
+    done()
   })
   registerProtocolChecks(app)
 

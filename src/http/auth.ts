@@ -3,6 +3,7 @@ import { SCOPES, type Scope } from '../identity/scopes.js'
 import { constantTimeEqual } from '../lib/crypto.js'
 import { ApiError } from './errors.js'
 import { scopeDescription, tokenSecurity } from './openapi.js'
+import { addRouteHook } from './route-hooks.js'
 
 /**
  * Authentication, declared per route with `config: { auth: 'key' | 'token' | 'admin' }` and
@@ -112,9 +113,8 @@ export function registerAuth(app: FastifyInstance, options: { authenticator: Aut
   // Routes declared after this call; buildApp declares every route after it.
   app.addHook('onRoute', checkScopeDeclaration)
 
-  app.addHook('onRequest', async (request: FastifyRequest) => {
-    const kind = request.routeOptions.config.auth
-    if (kind === undefined) return
+  /** The route's own check, with its kind and scope read once, when the route is declared. */
+  const authenticate = (kind: string, scope: RouteScope | undefined, url: string) => async (request: FastifyRequest) => {
     if (kind === 'admin') {
       if (adminToken === undefined) return
       const given = request.headers[ADMIN_TOKEN_HEADER]
@@ -155,12 +155,16 @@ export function registerAuth(app: FastifyInstance, options: { authenticator: Aut
     // Set before the scope check: a call refused for its scope still names its app and user (the
     // request log records it); no handler runs after a refusal.
     request.principal = checked
-    const scope = request.routeOptions.config.scope
-    // Fails closed for a token route that escaped the start-up check (declared before registerAuth).
-    if (scope === undefined) throw new Error(`route ${request.routeOptions.url ?? ''} declares no scope`)
+    // Fails closed for a token route that escaped the start-up check.
+    if (scope === undefined) throw new Error(`route ${url} declares no scope`)
     if (scope !== 'none' && !checked.scopes.includes(scope)) {
       throw new ApiError('missing_scope', `The access token was not granted the ${scope} scope, which this endpoint needs.`)
     }
+  }
+  // After routing's (registerRouting comes first): the CORS headers are set before a refusal.
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const { auth, scope } = route.config ?? {}
+    if (auth !== undefined) addRouteHook(route, 'onRequest', authenticate(auth, scope, route.url))
   })
 }
 

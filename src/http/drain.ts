@@ -85,8 +85,11 @@ export function registerDrain(app: FastifyInstance): { drain(): Promise<void> } 
     }
   }
 
-  app.addHook('onSend', async (request, reply) => {
-    if (!stopping) return
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (!stopping) {
+      done(null, payload)
+      return
+    }
     // Pipelined answers go out in order: only the answer to the latest request received may close.
     if (place.get(request.raw) !== received.get(request.raw.socket)) {
       // Fastify marks every answer `Connection: close` on the raw response once closing: not this
@@ -96,6 +99,7 @@ export function registerDrain(app: FastifyInstance): { drain(): Promise<void> } 
     } else {
       reply.header('connection', 'close')
     }
+    done(null, payload)
   })
 
   return {

@@ -25,16 +25,19 @@ export function registerProtocolChecks(app: FastifyInstance): void {
     writeRawError(socket, new ApiError('bad_request', 'CONNECT is not supported: this server is not a proxy.'), reqId)
   })
 
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     const raw = request.raw
     const expect = raw.headers.expect
     if (expect !== undefined && !CONTINUE.test(expect)) {
       reply.header('connection', 'close')
-      throw new ApiError('expectation_failed', 'The only expectation this server meets is "Expect: 100-continue".')
+      done(new ApiError('expectation_failed', 'The only expectation this server meets is "Expect: 100-continue".'))
+      return
     }
     if (raw.headers.host === undefined && raw.httpVersionMajor === 1 && raw.httpVersionMinor >= 1) {
       reply.header('connection', 'close')
-      throw new ApiError('bad_request', 'An HTTP/1.1 request must carry a Host header.')
+      done(new ApiError('bad_request', 'An HTTP/1.1 request must carry a Host header.'))
+      return
     }
+    done()
   })
 }

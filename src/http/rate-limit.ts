@@ -1,6 +1,7 @@
 import rateLimit, { type FastifyRateLimitStore, type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
 import { ApiError, ErrorBody } from './errors.js'
+import { addRouteHook } from './route-hooks.js'
 
 /**
  * Per-principal rate limits: requests a minute per server API key (`auth: 'key'` routes) and per
@@ -8,8 +9,9 @@ import { ApiError, ErrorBody } from './errors.js'
  *
  * The counters live in each process's memory: no database round trip on the hot path, at the
  * price that N processes behind a load balancer let a principal make up to N times the limit.
- * The limiter runs as the route's own onRequest hook, so after the authentication hook (which
- * sets `request.principal`) and before the body is read. Requests that fail authentication, the
+ * The limiter runs as the route's own onRequest hook, added after the authentication hook (also
+ * the route's own: registerAuth comes first), which sets `request.principal`, and before the body
+ * is read. Requests that fail authentication, the
  * sandbox API and the public ledger are not limited here: per-address limits belong to the
  * reverse proxy, which alone sees the clients' addresses.
  */
@@ -109,8 +111,7 @@ export async function registerRateLimits(app: FastifyInstance, limits: RateLimit
     if (kind !== 'key' && kind !== 'token') return
     const hook = limiters[kind]
     if (hook === undefined) return
-    const own = route.onRequest
-    route.onRequest = own === undefined ? [hook] : [...(Array.isArray(own) ? own : [own]), hook]
+    addRouteHook(route, 'onRequest', hook)
     const response = route.schema?.response as Record<string, unknown> | undefined
     if (route.schema !== undefined && response !== undefined && !('429' in response)) {
       route.schema = { ...route.schema, response: { ...response, 429: ErrorBody } }

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import { addRouteHook } from './route-hooks.js'
 
 /**
  * What the router leaves to us: slashes, wrong methods and CORS.
@@ -65,20 +66,29 @@ function patternOf(url: string): RegExp {
 
 /**
  * Registers the URL normalisation, the route table (every route declared after this call) and the
- * CORS headers of the routes that allow it. Call it before the authentication hook, so that a 401
- * carries the CORS headers too and the browser lets the page read it.
+ * CORS headers of the routes that allow it: the first of each such route's own hooks, so that a
+ * 401 from the authentication hook carries them too and the browser lets the page read it.
  */
 export function registerRouting(app: FastifyInstance): RouteTable {
   const entries: RouteEntry[] = []
   app.addHook('onRoute', (route: RouteOptions) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method]
     const auth = (route.config as { auth?: string } | undefined)?.auth
-    for (const method of methods) entries.push({ method, pattern: patternOf(route.url), cors: corsPolicyOf(route.url, auth) })
-  })
-
-  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    const cors = corsPolicyOf(request.routeOptions.url ?? '', request.routeOptions.config.auth)
-    if (cors !== undefined) reply.header('access-control-allow-origin', '*').header('access-control-expose-headers', EXPOSE_HEADERS[cors])
+    const cors = corsPolicyOf(route.url, auth)
+    for (const method of methods) entries.push({ method, pattern: patternOf(route.url), cors })
+    // First among the route's own hooks, so that a 401 from the authentication hook carries them too.
+    if (cors !== undefined) {
+      const expose = EXPOSE_HEADERS[cors]
+      addRouteHook(
+        route,
+        'onRequest',
+        (_request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+          reply.header('access-control-allow-origin', '*').header('access-control-expose-headers', expose)
+          done()
+        },
+        true,
+      )
+    }
   })
 
   return {

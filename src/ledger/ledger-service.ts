@@ -109,7 +109,7 @@ export interface LedgerAccount {
 export interface LedgerSummary {
   sequence: string
   hash: string
-  /** The hash of the ledger before (numbers may skip: a rolled-back transaction leaves a gap); null for the first. */
+  /** The hash of the ledger before (numbers skip only where a commit failed after drawing one); null for the first. */
   prevHash: string | null
   /** Stroops burned by fees up to and including this ledger. */
   feePool: string

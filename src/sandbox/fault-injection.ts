@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { addRouteHook } from '../http/route-hooks.js'
 import type { Fault } from './faults-repo.js'
 import type { FaultsService } from './faults-service.js'
 
@@ -46,6 +47,31 @@ export function registerFaultInjection(app: FastifyInstance, deps: { faults: Fau
       routes.set(`${method} ${route.url}`, operationId)
     }
     if (operationId !== undefined) operations.add(operationId)
+    // On these routes only, and at the cost of a Map lookup while the app has no fault.
+    const url = route.url
+    addRouteHook(route, 'preHandler', (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+      const principal = request.principal
+      if (principal === undefined || deps.faults.none(principal.appId)) {
+        done()
+        return
+      }
+      injectBefore(request, reply, `${request.method} ${url}`).then((answered) => {
+        if (!answered) done()
+      }, done)
+    })
+    addRouteHook(
+      route,
+      'onSend',
+      (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: Error | null, payload?: unknown) => void) => {
+        const fault = after.get(request)
+        if (fault === undefined) {
+          done(null, payload)
+          return
+        }
+        after.delete(request)
+        injectAfter(request, reply, fault, payload).then((sent) => done(null, sent), done)
+      },
+    )
   })
 
   if (!app.hasRequestDecorator('injectedFault')) app.decorateRequest('injectedFault', undefined)
@@ -60,11 +86,10 @@ export function registerFaultInjection(app: FastifyInstance, deps: { faults: Fau
     if (RETRY_AFTER_STATUSES.has(status)) reply.header('retry-after', String(retryAfter ?? 1))
   }
 
-  app.addHook('preHandler', async (request, reply) => {
+  /** A `before` fault, or an `after` one noted for onSend; answers whether the call was answered here. */
+  async function injectBefore(request: FastifyRequest, reply: FastifyReply, route: string): Promise<boolean> {
     const principal = request.principal
-    const url = request.routeOptions.url
-    if (principal === undefined || url === undefined || !url.startsWith('/v2/')) return
-    const route = `${request.method} ${url}`
+    if (principal === undefined) return false
     const fault = await deps.faults.pick({
       appId: principal.appId,
       route,
@@ -77,31 +102,31 @@ export function registerFaultInjection(app: FastifyInstance, deps: { faults: Fau
         return typeof paymentId === 'string' ? deps.faults.paymentUserUid(principal.appId, paymentId) : undefined
       },
     })
-    if (fault === undefined) return
+    if (fault === undefined) return false
     request.injectedFault = `${fault.id}:${kindOf(fault)}`
     const effect = fault.effect
     if (fault.when === 'after') {
       after.set(request, fault)
-      return
+      return false
     }
     if ('delay_ms' in effect) {
       await sleep(effect.delay_ms)
-      return
+      return false
     }
     if ('drop' in effect) {
       // Answered (so the request completes and is logged), but the socket is destroyed before a byte is written (onSend).
       after.set(request, fault)
       fail(reply, 503, undefined)
-      return reply.send(failBody(fault, 503))
+      reply.send(failBody(fault, 503))
+      return true
     }
     fail(reply, effect.status, effect.retry_after_seconds)
-    return reply.send(failBody(fault, effect.status))
-  })
+    reply.send(failBody(fault, effect.status))
+    return true
+  }
 
-  app.addHook('onSend', async (request, reply, payload) => {
-    const fault = after.get(request)
-    if (fault === undefined) return payload
-    after.delete(request)
+  /** What an `after` fault (or a drop) does to the answer on its way out: the payload to send. */
+  async function injectAfter(request: FastifyRequest, reply: FastifyReply, fault: Fault, payload: unknown): Promise<unknown> {
     const effect = fault.effect
     if ('drop' in effect) {
       request.raw.socket?.destroy()
@@ -113,7 +138,7 @@ export function registerFaultInjection(app: FastifyInstance, deps: { faults: Fau
     }
     fail(reply, effect.status, effect.retry_after_seconds)
     return JSON.stringify(failBody(fault, effect.status))
-  })
+  }
 
   return {
     has: (route) => routes.has(route),

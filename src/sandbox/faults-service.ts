@@ -110,6 +110,11 @@ export function faultsServiceFactory(deps: FaultsDeps) {
       await changeEverywhere((trx) => faultsRepo(trx).clear(appId))
     },
 
+    /** True when this process knows, without asking the database, that the app has no fault. */
+    none(appId: string): boolean {
+      return sync.fresh() && (byApp.get(appId)?.length ?? 0) === 0
+    },
+
     /** The fault this call gets, if any (a counted one is consumed here). */
     async pick(call: CallContext): Promise<Fault | undefined> {
       const faults = sync.fresh() ? byApp.get(call.appId) : await repo.active(call.appId)

@@ -100,7 +100,7 @@ export function registerRequestMetrics(app: FastifyInstance, metrics: Metrics): 
     buckets: LATENCY_BUCKETS,
     registers: [metrics.registry],
   })
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     requests.observe(
       {
         method: METHODS.has(request.method) ? request.method : 'other',
@@ -109,6 +109,7 @@ export function registerRequestMetrics(app: FastifyInstance, metrics: Metrics): 
       },
       reply.elapsedTime / 1000,
     )
+    done()
   })
 }
 
