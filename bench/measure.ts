@@ -392,7 +392,7 @@ async function measureRequests(
   prepared: PreparedRequests,
   serving: Serving,
 ): Promise<LoadRow> {
-  const { target, servers } = serving
+  const { servers } = serving
   const pids = servers.map((server) => server.pid)
   const where = describeServing(serving)
   for (const server of servers) await probe(server.baseUrl, prepared.build)
@@ -432,11 +432,7 @@ async function measureRequests(
   if (summary !== undefined) log(`    ${summary}`)
   if (load.errors > 0 || warm.errors > 0) warnErrors(`${scenario.name}`, where, warm, load)
   return {
-    scenario: scenario.name,
-    backend: target.backend,
-    backendLabel: target.label,
-    processes: servers.length,
-    unit,
+    ...rowOf(scenario.name, serving, unit),
     throughput,
     latencyP50: load.latencyP50,
     latencyP99: load.latencyP99,
@@ -444,18 +440,13 @@ async function measureRequests(
     errors: load.errors + warm.errors,
     detail: { kind: 'request', load, warmupErrors: warm.errors },
     summary,
-    peakRssMb: usage.peakRssMb,
-    serverCpuPercent: usage.cpuPercent,
-    generatorCpuPercent,
-    machineCpuPercent: usage.machineCpuPercent,
-    postgresCpuPercent: usage.postgresCpuPercent,
-    backgroundCpuPercent: background,
+    ...cpuOf(usage, generatorCpuPercent, background),
   }
 }
 
 /** Runs the flow's warm-up and measured window over the serving processes, samples them meanwhile, then checks what it left behind. */
 async function measureFlow(settings: Settings, scenario: FlowScenario, prepared: PreparedFlow, serving: Serving): Promise<LoadRow> {
-  const { target, servers } = serving
+  const { servers } = serving
   const pids = servers.map((server) => server.pid)
   const where = describeServing(serving)
   const background = await quietMachine(settings, pids)
@@ -518,11 +509,7 @@ async function measureFlow(settings: Settings, scenario: FlowScenario, prepared:
     )
   }
   return {
-    scenario: scenario.name,
-    backend: target.backend,
-    backendLabel: target.label,
-    processes: servers.length,
-    unit,
+    ...rowOf(scenario.name, serving, unit),
     throughput: flow.lifecyclesPerSecond,
     latencyP50: flow.latencyP50,
     latencyP99: flow.latencyP99,
@@ -530,6 +517,22 @@ async function measureFlow(settings: Settings, scenario: FlowScenario, prepared:
     errors: flow.errors + flow.warmupErrors,
     detail: { kind: 'flow', flow, workers: prepared.lifecycles.length, problems },
     summary: undefined,
+    ...cpuOf(usage, generatorCpuPercent, background),
+  }
+}
+
+/** What names a row: the scenario, where it ran, and its unit. */
+function rowOf(
+  scenario: string,
+  serving: Serving,
+  unit: string,
+): Pick<LoadRow, 'scenario' | 'backend' | 'backendLabel' | 'processes' | 'unit'> {
+  return { scenario, backend: serving.target.backend, backendLabel: serving.target.label, processes: serving.servers.length, unit }
+}
+
+/** A row's memory and CPU figures from the sampled processes (undefined where nothing was sampled). */
+function cpuOf(usage: ProcessUsage | undefined, generatorCpuPercent: number, background: number | undefined) {
+  return {
     peakRssMb: usage?.peakRssMb,
     serverCpuPercent: usage?.cpuPercent,
     generatorCpuPercent,
