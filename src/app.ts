@@ -19,6 +19,7 @@ import { ApiError, clientErrorHandler, ErrorBody, registerErrorHandling } from '
 import { SECURITY_SCHEMES } from './http/openapi.js'
 import { registerProtocolChecks } from './http/protocol.js'
 import { registerRateLimits } from './http/rate-limit.js'
+import { requestChildLogger, writes } from './http/request-logger.js'
 import { normalizeUrl, registerRouting } from './http/routing.js'
 import { validatorCompiler } from './http/validation.js'
 import { createCredentialCache } from './identity/credential-cache.js'
@@ -112,6 +113,8 @@ function serializeError(error: Error): ReturnType<typeof pino.stdSerializers.err
 class RequestLog extends LogController {
   override incomingRequest(): void {}
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    // At the production level nothing is written for a request that went well: nothing is built either.
+    if (!error && !writes(reply.log, 'info')) return
     const line = {
       method: request.method,
       route: request.routeOptions.url ?? 'unmatched',
@@ -185,6 +188,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // A request without Host is refused by registerProtocolChecks, in the platform's shape.
     http: { requireHostHeader: false },
     logController: new RequestLog(),
+    childLoggerFactory: requestChildLogger,
     genReqId: (request: IncomingMessage) => {
       const given = request.headers['x-request-id']
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()

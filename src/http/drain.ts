@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 
@@ -38,37 +38,32 @@ function nextPoll(): Promise<void> {
 export function registerDrain(app: FastifyInstance): { drain(): Promise<void> } {
   const server = app.server
   let stopping = false
-  /** Requests received and not yet answered, per connection (a pipelining client has several). */
-  const pending = new Map<Socket, number>()
   /** Connections and requests taken in: the drain waits until it stops moving. */
   let arrivals = 0
-  /** When each open connection last took in a request or sent an answer. */
-  const lastActive = new Map<Socket, number>()
-  server.on('connection', (socket: Socket) => {
+  /** Open connections; what each has received and answered, and when it was last active, is on the socket itself. */
+  const open = new Set<Tracked>()
+  server.on('connection', (socket: Tracked) => {
     arrivals += 1
-    lastActive.set(socket, performance.now())
-    socket.once('close', () => lastActive.delete(socket))
+    socket[RECEIVED] = 0
+    socket[ANSWERED] = 0
+    socket[ACTIVE] = performance.now()
+    open.add(socket)
+    socket.once('close', () => open.delete(socket))
   })
 
-  /** Requests received per connection, and each request's place among them. */
-  const received = new WeakMap<Socket, number>()
-  const place = new WeakMap<IncomingMessage, number>()
-
-  server.on('request', (request, response) => {
+  // Per request: counters on the socket and one shared listener, no closure or map entry (this
+  // runs on every request: BENCHMARKS.md, issue 17).
+  server.on('request', (request: IncomingMessage & { [PLACE]?: number }, response: ServerResponse) => {
     arrivals += 1
-    const socket = request.socket
-    const count = (received.get(socket) ?? 0) + 1
-    received.set(socket, count)
-    place.set(request, count)
-    pending.set(socket, (pending.get(socket) ?? 0) + 1)
-    lastActive.set(socket, performance.now())
-    response.once('close', () => {
-      if (!socket.destroyed) lastActive.set(socket, performance.now())
-      const left = (pending.get(socket) ?? 1) - 1
-      if (left > 0) pending.set(socket, left)
-      else pending.delete(socket)
-    })
+    const socket = request.socket as Tracked
+    const count = (socket[RECEIVED] ?? 0) + 1
+    socket[RECEIVED] = count
+    request[PLACE] = count
+    socket[ACTIVE] = performance.now()
+    response.on('close', answered)
   })
+  /** Requests received and not yet answered on a connection (a pipelining client has several). */
+  const pending = (socket: Tracked) => (socket[RECEIVED] ?? 0) - (socket[ANSWERED] ?? 0)
 
   // Node's own sweep (which server.close() runs too) closes a connection whose current answer is
   // written even when pipelined requests still wait behind it, resetting them: it spares those,
@@ -76,7 +71,7 @@ export function registerDrain(app: FastifyInstance): { drain(): Promise<void> } 
   const closeIdleConnections = server.closeIdleConnections.bind(server)
   server.closeIdleConnections = () => {
     const recent = performance.now() - IDLE_GRACE_MS
-    const busy = [...lastActive].filter(([socket, at]) => at > recent || pending.has(socket)).map(([socket]) => socket)
+    const busy = [...open].filter((socket) => (socket[ACTIVE] ?? 0) > recent || pending(socket) > 0)
     for (const socket of busy) socket.destroy = keep
     try {
       closeIdleConnections()
@@ -91,7 +86,7 @@ export function registerDrain(app: FastifyInstance): { drain(): Promise<void> } 
       return
     }
     // Pipelined answers go out in order: only the answer to the latest request received may close.
-    if (place.get(request.raw) !== received.get(request.raw.socket)) {
+    if ((request.raw as { [PLACE]?: number })[PLACE] !== (request.raw.socket as Tracked)[RECEIVED]) {
       // Fastify marks every answer `Connection: close` on the raw response once closing: not this
       // one, others follow it. (An answer that must close itself, a 413 whose body was not read,
       // set the reply's own header, which this leaves.)
@@ -126,6 +121,19 @@ export function registerDrain(app: FastifyInstance): { drain(): Promise<void> } 
       }
     },
   }
+}
+
+const RECEIVED = Symbol('requests received')
+const ANSWERED = Symbol('requests answered')
+const ACTIVE = Symbol('last active')
+const PLACE = Symbol('place on its connection')
+type Tracked = Socket & { [RECEIVED]?: number; [ANSWERED]?: number; [ACTIVE]?: number }
+
+/** A response has closed (answered, or its connection gone): one listener shared by every response. */
+function answered(this: ServerResponse): void {
+  const socket = this.req.socket as Tracked
+  if (!socket.destroyed) socket[ACTIVE] = performance.now()
+  socket[ANSWERED] = (socket[ANSWERED] ?? 0) + 1
 }
 
 /** Stands in for `destroy` on a connection that must not be closed yet. */

@@ -1,3 +1,4 @@
+import * as crypto from 'node:crypto'
 import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
 
 /**
@@ -28,15 +29,23 @@ export function newSecret(): string {
   return randomToken(32)
 }
 
+/**
+ * Node's one-shot `crypto.hash` (20.12 and later; the engines field allows 20.10): about a third
+ * of createHash's cost for a short input, and every authenticated request hashes its credential.
+ */
+const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex' | 'buffer') => string | Buffer }).hash
+
+function sha256(value: string): Buffer {
+  return oneShot === undefined ? createHash('sha256').update(value, 'utf8').digest() : (oneShot('sha256', value, 'buffer') as Buffer)
+}
+
 export function sha256Hex(value: string): string {
-  return createHash('sha256').update(value, 'utf8').digest('hex')
+  return oneShot === undefined ? createHash('sha256').update(value, 'utf8').digest('hex') : (oneShot('sha256', value, 'hex') as string)
 }
 
 /** Compares two strings without leaking where they differ. */
 export function constantTimeEqual(a: string, b: string): boolean {
-  const left = createHash('sha256').update(a, 'utf8').digest()
-  const right = createHash('sha256').update(b, 'utf8').digest()
-  return timingSafeEqual(left, right)
+  return timingSafeEqual(sha256(a), sha256(b))
 }
 
 const IV_BYTES = 12

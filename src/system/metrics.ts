@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely'
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client'
 import { ApiError } from '../http/errors.js'
 import { constantTimeEqual } from '../lib/crypto.js'
 
@@ -22,8 +22,8 @@ export interface Metrics {
 }
 
 /** Seconds: from 0.5 ms (a cached GET) to 5 s. */
-const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
-const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
+export const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 const QUERY_KINDS: Readonly<Record<string, string>> = {
   SelectQueryNode: 'select',
   InsertQueryNode: 'insert',
@@ -38,31 +38,49 @@ export function createMetrics(options: { enabled: boolean }): Metrics {
   const registry = new Registry()
   if (options.enabled) collectDefaultMetrics({ register: registry, prefix: 'plinth_', eventLoopMonitoringPrecision: 20 })
 
-  const lookups = new Counter({
+  // Counted in plain numbers on the hot path, handed to prom-client when /metrics is read.
+  const lookupCounts = { key: { hit: 0, miss: 0 }, token: { hit: 0, miss: 0 } }
+  new Counter({
     name: 'plinth_credential_cache_lookups_total',
     help: 'Credential lookups of the per-process cache (API keys and access tokens), by outcome',
     labelNames: ['kind', 'outcome'] as const,
     registers: [registry],
+    collect() {
+      this.reset()
+      for (const kind of ['key', 'token'] as const) {
+        for (const outcome of ['hit', 'miss'] as const) {
+          const count = lookupCounts[kind][outcome]
+          if (count > 0) this.inc({ kind, outcome }, count)
+        }
+      }
+    },
   })
-  const queries = new Histogram({
-    name: 'plinth_db_query_duration_seconds',
-    help: 'Database statements, from sending to the result, by kind (select, insert, update, delete, raw, other)',
-    labelNames: ['kind'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [registry],
-  })
+  const queries = new LatencyHistogram(
+    registry,
+    'plinth_db_query_duration_seconds',
+    'Database statements, from sending to the result, by kind (select, insert, update, delete, raw, other)',
+  )
+  const queryKinds = new Map<string, Series>()
+  const queryKind = (kind: string): Series => {
+    let series = queryKinds.get(kind)
+    if (series === undefined) {
+      series = queries.series({ kind })
+      queryKinds.set(kind, series)
+    }
+    return series
+  }
 
-  const started = new WeakMap<object, { at: number; kind: string }>()
+  const started = new WeakMap<object, { at: number; series: Series }>()
   const queryTimer: KyselyPlugin = {
     transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-      started.set(args.queryId, { at: performance.now(), kind: QUERY_KINDS[args.node.kind] ?? 'other' })
+      started.set(args.queryId, { at: performance.now(), series: queryKind(QUERY_KINDS[args.node.kind] ?? 'other') })
       return args.node
     },
     async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
       const start = started.get(args.queryId)
       if (start !== undefined) {
         started.delete(args.queryId)
-        queries.observe({ kind: start.kind }, (performance.now() - start.at) / 1000)
+        queries.observe(start.series, (performance.now() - start.at) / 1000)
       }
       return args.result
     },
@@ -82,7 +100,7 @@ export function createMetrics(options: { enabled: boolean }): Metrics {
       })
     },
     credentialLookup(kind, outcome) {
-      lookups.inc({ kind, outcome })
+      lookupCounts[kind][outcome] += 1
     },
     queryTimer,
   }
@@ -93,24 +111,127 @@ export function createMetrics(options: { enabled: boolean }): Metrics {
  * is `unmatched` (a fuzz of random URLs adds no series); a method outside the usual set is `other`.
  */
 export function registerRequestMetrics(app: FastifyInstance, metrics: Metrics): void {
-  const requests = new Histogram({
-    name: 'plinth_http_request_duration_seconds',
-    help: 'HTTP requests, from receiving to answering, by method, route pattern and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [metrics.registry],
-  })
+  const requests = new LatencyHistogram(
+    metrics.registry,
+    'plinth_http_request_duration_seconds',
+    'HTTP requests, from receiving to answering, by method, route pattern and status',
+  )
+  /** route pattern → method and status (`status * 8 + method's index`) → series. */
+  const byRoute = new Map<string, Map<number, Series>>()
   app.addHook('onResponse', (request, reply, done) => {
-    requests.observe(
-      {
-        method: METHODS.has(request.method) ? request.method : 'other',
-        route: request.routeOptions.url ?? 'unmatched',
-        status: String(reply.statusCode),
-      },
-      reply.elapsedTime / 1000,
-    )
+    const route = request.routeOptions.url ?? 'unmatched'
+    let routeSeries = byRoute.get(route)
+    if (routeSeries === undefined) {
+      routeSeries = new Map()
+      byRoute.set(route, routeSeries)
+    }
+    const methodIndex = METHODS.indexOf(request.method)
+    const key = reply.statusCode * 8 + (methodIndex === -1 ? METHODS.length : methodIndex)
+    let series = routeSeries.get(key)
+    if (series === undefined) {
+      series = requests.series({ method: methodIndex === -1 ? 'other' : request.method, route, status: String(reply.statusCode) })
+      routeSeries.set(key, series)
+    }
+    requests.observe(series, reply.elapsedTime / 1000)
     done()
   })
+}
+
+/** One labelled series of a LatencyHistogram: counts per bucket (not cumulative), sum and count. */
+export interface Series {
+  readonly labels: Readonly<Record<string, string>>
+  readonly counts: Float64Array
+  sum: number
+  count: number
+}
+
+/**
+ * A latency histogram in LATENCY_BUCKETS, registered in prom-client's registry and written in its
+ * text format as prom-client's own Histogram writes it. The caller keeps the series it observes
+ * into, so an observation is a bucket search and three additions: prom-client's Histogram
+ * validates and hashes the label object on every observation, which cost several microseconds a
+ * request under load (BENCHMARKS.md, issue 17).
+ */
+export class LatencyHistogram {
+  readonly type = 'histogram'
+  readonly aggregator = 'sum'
+  #series: Series[] = []
+
+  constructor(
+    registry: Registry,
+    readonly name: string,
+    readonly help: string,
+  ) {
+    registry.registerMetric(this as never)
+  }
+
+  series(labels: Record<string, string>): Series {
+    const series: Series = { labels, counts: new Float64Array(LATENCY_BUCKETS.length), sum: 0, count: 0 }
+    this.#series.push(series)
+    return series
+  }
+
+  observe(series: Series, seconds: number): void {
+    let bucket = 0
+    while (bucket < LATENCY_BUCKETS.length && seconds > (LATENCY_BUCKETS[bucket] as number)) bucket += 1
+    if (bucket < LATENCY_BUCKETS.length) series.counts[bucket] = (series.counts[bucket] as number) + 1
+    series.sum += seconds
+    series.count += 1
+  }
+
+  /** What the registry writes from (prom-client's own shape: the series' labels shared by its samples). */
+  getForPromString(): { name: string; help: string; type: string; aggregator: string; values: Sample[] } {
+    const values: Sample[] = []
+    for (const series of this.#series) {
+      if (series.count === 0) continue
+      let cumulative = 0
+      LATENCY_BUCKETS.forEach((bound, index) => {
+        cumulative += series.counts[index] as number
+        values.push(sample(`${this.name}_bucket`, { le: bound }, cumulative, series.labels, null))
+      })
+      values.push(
+        sample(`${this.name}_bucket`, { le: '+Inf' }, series.count, series.labels, null),
+        sample(`${this.name}_sum`, {}, series.sum, series.labels, undefined),
+        sample(`${this.name}_count`, {}, series.count, series.labels, undefined),
+      )
+    }
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values }
+  }
+
+  /** The same, each sample's labels whole (registry.getMetricsAsJSON). */
+  get(): { name: string; help: string; type: string; aggregator: string; values: Sample[] } {
+    const data = this.getForPromString()
+    return {
+      ...data,
+      values: data.values.map(({ sharedLabels, labels, ...value }) => ({ ...value, labels: { ...labels, ...sharedLabels } }) as Sample),
+    }
+  }
+
+  reset(): void {
+    for (const series of this.#series) {
+      series.counts.fill(0)
+      series.sum = 0
+      series.count = 0
+    }
+  }
+}
+
+/** A sample as prom-client's registry writes it: the series' labels after the sample's own (`le`). */
+const sample = (
+  metricName: string,
+  labels: Record<string, string | number>,
+  value: number,
+  seriesLabels: Record<string, string>,
+  exemplar: null | undefined,
+) => ({ labels, sharedLabels: seriesLabels, value, metricName, exemplar }) as Sample
+
+/** A sample as prom-client's metrics hand them to its registry. */
+interface Sample {
+  labels: Record<string, string | number>
+  sharedLabels?: Record<string, string>
+  value: number
+  metricName: string
+  exemplar: null | undefined
 }
 
 /**

@@ -20,6 +20,23 @@ describe('crypto', () => {
     assert.equal(sha256Hex('abc'), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad')
   })
 
+  it('hashes as createHash does, for every text oddity (the one-shot crypto.hash is used where Node has it)', () => {
+    const texts = [
+      '',
+      'abc',
+      '\uFEFFbom',
+      'nul\u0000inside',
+      'lone \uD800 high',
+      'lone \uDC00 low',
+      '\uDBFF\uDFFF',
+      'é'.repeat(5000),
+      'x'.repeat(1 << 16),
+    ]
+    for (const text of texts) {
+      assert.equal(sha256Hex(text), createHash('sha256').update(text, 'utf8').digest('hex'), JSON.stringify(text.slice(0, 20)))
+    }
+  })
+
   it('compares strings of any lengths', () => {
     assert.equal(constantTimeEqual('token', 'token'), true)
     assert.equal(constantTimeEqual('token', 'tokeN'), false)
