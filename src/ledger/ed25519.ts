@@ -26,6 +26,11 @@ function publicKey(address: string): { raw: Buffer; key: KeyObject } | null {
   return entry
 }
 
+/** The 32 bytes of a G… address's key, or null for anything else (remembered, since addresses repeat). */
+export function rawPublicKey(address: string): Buffer | null {
+  return publicKey(address)?.raw ?? null
+}
+
 /** A G… address that decodes to an ed25519 public key (remembered, since addresses repeat). */
 export function isAccountId(address: string): boolean {
   return publicKey(address) !== null

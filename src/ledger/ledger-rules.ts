@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { Transaction, xdr } from '@stellar/stellar-base'
 import { tryParseAmount } from './amounts.js'
 import { isAccountId as isEd25519Address, verifySignature } from './ed25519.js'
@@ -27,6 +28,10 @@ export const BASE_FEE_STROOPS = 100n
  */
 export const LEDGER_NETWORKS = ['Pi Testnet', 'Pi Network'] as const
 export type LedgerNetwork = (typeof LEDGER_NETWORKS)[number]
+const NETWORK_ID_BYTES = 32
+const NETWORK_IDS = Object.fromEntries(
+  LEDGER_NETWORKS.map((network) => [network, createHash('sha256').update(network, 'utf8').digest()]),
+) as Record<LedgerNetwork, Buffer>
 
 export type MemoType = 'none' | 'text' | 'id' | 'hash' | 'return'
 
@@ -110,11 +115,15 @@ export function decodeEnvelope(envelopeXdr: string): Decoded {
     return { ok: false, detail: 'Fee-bump transactions are not supported.' }
   }
   try {
-    const [first, ...others] = LEDGER_NETWORKS.map((network) => new Transaction(envelope, network))
-    if (first === undefined) throw new Error('no network')
+    const first = new Transaction(envelope, LEDGER_NETWORKS[0])
     const memo = decodeMemo(first)
     if (memo === undefined) return { ok: false, detail: 'A text memo must be UTF-8 without NUL characters.' }
-    const hashes = Object.fromEntries([first, ...others].map((tx) => [tx.networkPassphrase, tx.hash()])) as Record<LedgerNetwork, Buffer>
+    // What is signed is the network id (SHA-256 of the passphrase, 32 bytes) followed by the
+    // tagged transaction: encoded once, hashed under each network's id (not a Transaction per network).
+    const tagged = first.signatureBase().subarray(NETWORK_ID_BYTES)
+    const hashes = Object.fromEntries(
+      LEDGER_NETWORKS.map((network) => [network, createHash('sha256').update(NETWORK_IDS[network]).update(tagged).digest()]),
+    ) as Record<LedgerNetwork, Buffer>
     return {
       ok: true,
       tx: {

@@ -1,4 +1,5 @@
-import { Keypair, xdr } from '@stellar/stellar-base'
+import { xdr } from '@stellar/stellar-base'
+import { rawPublicKey } from './ed25519.js'
 
 /**
  * Horizon's fee_meta_xdr and result_meta_xdr of an applied transaction, as Stellar Core writes
@@ -39,9 +40,16 @@ export interface MetaTemplate {
 const UINT32_MAX = 2 ** 32 - 1
 
 /** An account's LedgerEntry as Plinth's accounts have it: no subentries, signers or flags. */
+/** An account's id in XDR, from the decoded key ed25519.ts keeps (decoding a G… address costs more than the rest of the entry). */
+function accountId(address: string): xdr.AccountId {
+  const raw = rawPublicKey(address)
+  if (raw === null) throw new Error(`not an account id: ${address}`)
+  return xdr.PublicKey.publicKeyTypeEd25519(raw)
+}
+
 export function entry(address: string, balance: bigint, sequence: bigint, lastModified: number): xdr.LedgerEntry {
   const account = new xdr.AccountEntry({
-    accountId: Keypair.fromPublicKey(address).xdrAccountId(),
+    accountId: accountId(address),
     balance: xdr.Int64.fromString(balance.toString()),
     seqNum: xdr.Int64.fromString(sequence.toString()),
     numSubEntries: 0,

@@ -219,6 +219,34 @@ describe('ledger rules: signatures', () => {
     }
   })
 
+  it('hashes the transaction under every network as stellar-base does, for v1 and v0 envelopes', () => {
+    const v1 = envelope({ memo: Memo.text('both networks'), ops: [pay(bob.publicKey()), pay(carol.publicKey(), '2')] })
+    // A v0 envelope (what old clients sent): the same transaction with the source as a raw key.
+    const parsed = xdr.TransactionEnvelope.fromXDR(v1, 'base64').v1()
+    const tx = parsed.tx()
+    const v0 = xdr.TransactionEnvelope.envelopeTypeTxV0(
+      new xdr.TransactionV0Envelope({
+        tx: new xdr.TransactionV0({
+          sourceAccountEd25519: tx.sourceAccount().ed25519(),
+          fee: tx.fee(),
+          seqNum: tx.seqNum(),
+          timeBounds: tx.cond().timeBounds(),
+          memo: tx.memo(),
+          operations: tx.operations(),
+          ext: new xdr.TransactionV0Ext(0),
+        }),
+        signatures: parsed.signatures(),
+      }),
+    ).toXDR('base64')
+    for (const base64 of [v1, v0]) {
+      const { hashes } = decoded(base64)
+      for (const network of ['Pi Testnet', 'Pi Network'] as const) {
+        assert.equal(hashes[network].toString('hex'), TransactionBuilder.fromXDR(base64, network).hash().toString('hex'), network)
+      }
+      assert.notEqual(hashes['Pi Testnet'].toString('hex'), hashes['Pi Network'].toString('hex'))
+    }
+  })
+
   it('tx_bad_auth: signed under another passphrase', () => {
     const tx = decoded(envelope({ network: 'Test SDF Network ; September 2015' }))
     assert.deepEqual(codes(authorize(tx)), { transaction: 'tx_bad_auth' })
