@@ -39,7 +39,6 @@ export interface MetaTemplate {
 
 const UINT32_MAX = 2 ** 32 - 1
 
-/** An account's LedgerEntry as Plinth's accounts have it: no subentries, signers or flags. */
 /** An account's id in XDR, from the decoded key ed25519.ts keeps (decoding a G… address costs more than the rest of the entry). */
 function accountId(address: string): xdr.AccountId {
   const raw = rawPublicKey(address)
@@ -47,6 +46,7 @@ function accountId(address: string): xdr.AccountId {
   return xdr.PublicKey.publicKeyTypeEd25519(raw)
 }
 
+/** An account's LedgerEntry as Plinth's accounts have it: no subentries, signers or flags. */
 export function entry(address: string, balance: bigint, sequence: bigint, lastModified: number): xdr.LedgerEntry {
   const account = new xdr.AccountEntry({
     accountId: accountId(address),

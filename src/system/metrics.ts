@@ -60,20 +60,14 @@ export function createMetrics(options: { enabled: boolean }): Metrics {
     'plinth_db_query_duration_seconds',
     'Database statements, from sending to the result, by kind (select, insert, update, delete, raw, other)',
   )
-  const queryKinds = new Map<string, Series>()
-  const queryKind = (kind: string): Series => {
-    let series = queryKinds.get(kind)
-    if (series === undefined) {
-      series = queries.series({ kind })
-      queryKinds.set(kind, series)
-    }
-    return series
-  }
+  // One series per statement kind, made up front (a series is written once it has an observation).
+  const queryKinds = new Map(['other', ...Object.values(QUERY_KINDS)].map((kind) => [kind, queries.series({ kind })]))
+  const other = queryKinds.get('other') as Series
 
   const started = new WeakMap<object, { at: number; series: Series }>()
   const queryTimer: KyselyPlugin = {
     transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-      started.set(args.queryId, { at: performance.now(), series: queryKind(QUERY_KINDS[args.node.kind] ?? 'other') })
+      started.set(args.queryId, { at: performance.now(), series: queryKinds.get(QUERY_KINDS[args.node.kind] ?? 'other') ?? other })
       return args.node
     },
     async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
