@@ -315,11 +315,15 @@ export function ledgerRepo(db: Kysely<DB>) {
       return query.orderBy('t.ledger', page.order).orderBy('o.index', page.order).limit(page.limit).execute()
     },
 
+    /**
+     * The ledger with the greatest number. Ordered by the bigint column itself, qualified: a bare
+     * `ledger` in ORDER BY names the text output column, and "99" sorts above "220" as text.
+     */
     async latestLedger(): Promise<{ ledger: string; closed_at: Date | null }> {
       const row = await db
-        .selectFrom('ledger_transactions')
-        .select(['created_at as closed_at', text('ledger').as('ledger')])
-        .orderBy('ledger', 'desc')
+        .selectFrom('ledger_transactions as t')
+        .select(['t.created_at as closed_at', text('t.ledger').as('ledger')])
+        .orderBy('t.ledger', 'desc')
         .limit(1)
         .executeTakeFirst()
       return row ?? { ledger: '0', closed_at: null }
