@@ -214,7 +214,9 @@ export function ledgerRepo(db: Kysely<DB>) {
      * The queued transaction gets its ledger number when the applying transaction commits
      * (migration 0014, `ledger_close`): under LEDGER_NUMBER_LOCK, held from there to the end of the
      * commit, so numbers, and the paging tokens made of them, increase in commit order and a
-     * follower never sees N+1 before N. A rollback draws no number.
+     * follower never sees N+1 before N. A rollback draws no number. The ledger's close time, the
+     * stored `created_at`, is taken there too (migration 0015): the platform time then, never before
+     * the previous ledger's; `pending.created_at` (the time it was checked at) is not kept.
      */
     async queueTransaction(
       source: { address: string; expected: string; next: string },
