@@ -13,6 +13,7 @@ import * as paymentEvents from './migrations/0011-payment-events.js'
 import * as sandboxState from './migrations/0012-sandbox-state.js'
 import * as ledgerHorizon from './migrations/0013-ledger-horizon.js'
 import * as ledgerCloseAtCommit from './migrations/0014-ledger-close-at-commit.js'
+import * as ledgerCloseTime from './migrations/0015-ledger-close-time.js'
 
 /** Ordered migrations. A new migration is a new file here, never an edit of an applied one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -30,6 +31,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0012-sandbox-state': sandboxState,
   '0013-ledger-horizon': ledgerHorizon,
   '0014-ledger-close-at-commit': ledgerCloseAtCommit,
+  '0015-ledger-close-time': ledgerCloseTime,
 }
 
 /**

@@ -125,6 +125,7 @@ export interface LedgerTransactionsTable {
   memo_type: 'none' | 'text' | 'id' | 'hash' | 'return'
   envelope_xdr: string
   result_xdr: string
+  /** The ledger's close time: non-decreasing in ledger order (migration 0015). */
   created_at: Date
   /** Stroops burned by fees up to and including this ledger (migration 0013). */
   fee_pool: Text

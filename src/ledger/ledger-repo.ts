@@ -214,7 +214,9 @@ export function ledgerRepo(db: Kysely<DB>) {
      * The queued transaction gets its ledger number when the applying transaction commits
      * (migration 0014, `ledger_close`): under LEDGER_NUMBER_LOCK, held from there to the end of the
      * commit, so numbers, and the paging tokens made of them, increase in commit order and a
-     * follower never sees N+1 before N. A rollback draws no number.
+     * follower never sees N+1 before N. A rollback draws no number. The ledger's close time, the
+     * stored `created_at`, is taken there too (migration 0015): the platform time then, never before
+     * the previous ledger's; `pending.created_at` (the time it was checked at) is not kept.
      */
     async queueTransaction(
       source: { address: string; expected: string; next: string },
@@ -315,11 +317,15 @@ export function ledgerRepo(db: Kysely<DB>) {
       return query.orderBy('t.ledger', page.order).orderBy('o.index', page.order).limit(page.limit).execute()
     },
 
+    /**
+     * The ledger with the greatest number. Ordered by the bigint column itself, qualified: a bare
+     * `ledger` in ORDER BY names the text output column, and "99" sorts above "220" as text.
+     */
     async latestLedger(): Promise<{ ledger: string; closed_at: Date | null }> {
       const row = await db
-        .selectFrom('ledger_transactions')
-        .select(['created_at as closed_at', text('ledger').as('ledger')])
-        .orderBy('ledger', 'desc')
+        .selectFrom('ledger_transactions as t')
+        .select(['t.created_at as closed_at', text('t.ledger').as('ledger')])
+        .orderBy('t.ledger', 'desc')
         .limit(1)
         .executeTakeFirst()
       return row ?? { ledger: '0', closed_at: null }

@@ -51,8 +51,8 @@ export interface AppliedTransaction {
   memo: string | null
   memoType: MemoType
   operations: AppliedOperation[]
-  /** Platform time. */
-  createdAt: Date
+  // No time: the ledger's close time (the transaction's `created_at`) is taken at COMMIT, after
+  // the hooks ran (migration 0015), no earlier than the ledger before.
   /** Stroops, as Horizon's fee_charged: "100" for one operation. */
   feeCharged: string
 }
@@ -321,7 +321,6 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
       memo: tx.memo.value,
       memoType: tx.memo.type,
       operations: operations.map((op) => ({ ...op })),
-      createdAt: now,
       feeCharged: effects.feeCharged.toString(),
     }
     if (onTransactionApplied !== undefined) await onTransactionApplied(trx, applied)

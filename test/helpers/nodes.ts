@@ -16,10 +16,10 @@ export interface Nodes {
   close(): Promise<void>
 }
 
-export async function startNodes(options: { processes: number; env?: Record<string, string> }): Promise<Nodes> {
+export async function startNodes(options: { processes: number; env?: Record<string, string>; timeoutMs?: number }): Promise<Nodes> {
   if (TEST_DB === 'postgres') {
     // All at once on a fresh schema: creating it, migrating and seeding race too.
-    const cluster = await startCluster({ processes: options.processes, env: options.env ?? {}, timeoutMs: 45_000 })
+    const cluster = await startCluster({ processes: options.processes, env: options.env ?? {}, timeoutMs: options.timeoutMs ?? 45_000 })
     const access = await cluster.setup.sql()
     return {
       nodes: cluster.nodes,

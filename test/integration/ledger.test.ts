@@ -801,8 +801,8 @@ describe('embedded ledger', () => {
         sourceAccount: from.publicKey(),
         memo: 'memo-of-hook',
         memoType: 'text',
+        // No time: the ledger's close time is taken at COMMIT, after the hook (docs/ledger.md, "Close times never go back").
         operations: [{ type: 'payment', from: from.publicKey(), to: to.publicKey(), amount: '3.0000000' }],
-        createdAt: submitted.createdAt,
         feeCharged: '100',
       })
     })
