@@ -93,7 +93,9 @@ describe(`startPlinth() under load (${TEST_DB})`, () => {
       await Promise.all(hogs.map((hog) => once(hog, 'spawn')))
       const results = await Promise.allSettled(Array.from({ length: 5 }, () => startPlinth(backend())))
       for (const result of results) if (result.status === 'fulfilled') started.push(result.value)
-      const failures = results.flatMap((result) => (result.status === 'rejected' ? [String((result.reason as Error)?.stack ?? result.reason)] : []))
+      const failures = results.flatMap((result) =>
+        result.status === 'rejected' ? [String((result.reason as Error)?.stack ?? result.reason)] : [],
+      )
       assert.deepEqual(failures, [], 'every platform started')
       killHogs()
       for (const plinth of started) {
