@@ -194,6 +194,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
     },
     routerOptions: { maxParamLength: 200 },
+    // No start-up watchdog. Avvio's (10 s by default) measures a plugin's wall-clock time, so on a
+    // starved event loop (several platforms starting in one process, a busy machine) a plugin that
+    // awaits any I/O fails the start: @fastify/swagger-ui reading its logo did, 4 starts in 5. It
+    // exists to catch a callback plugin that never calls `done`; every plugin here is async, and
+    // a start that hangs is seen by its caller (npm start's "plinth ready", a test's own timeout).
+    pluginTimeout: 0,
     // `/v2/me/` and `/v2//payments/…` are served as `/v2/me` and `/v2/payments/…` (src/http/routing.ts).
     rewriteUrl: (request) => normalizeUrl(request.url ?? '/'),
     frameworkErrors: routingError,

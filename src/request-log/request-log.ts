@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock/clock.js'
 import type { DB } from '../db/schema.js'
-import { captureBody, errorCodeOf, storedBody } from './redact.js'
+import { captureBody, errorCodeOf, storedBody, storedPath, storedRequestId } from './redact.js'
 import { type RequestLogInsert, requestLogRepo } from './request-log-repo.js'
 
 declare module 'fastify' {
@@ -31,7 +31,7 @@ export const REQUEST_LOG_LIMITS = {
   pruneEveryMs: 60_000,
 } as const
 
-/** What the hot path keeps of a call: bodies as captured, redacted only when flushed. */
+/** What the hot path keeps of a call: the URL and bodies as received, redacted only when flushed. */
 interface Pending {
   row: Omit<RequestLogInsert, 'request_body' | 'response_body' | 'error_code'>
   requestBody: { text: string | undefined; cut: boolean }
@@ -72,6 +72,8 @@ export function registerRequestLog(app: FastifyInstance, options: Options): Requ
     const response = storedBody(p.responseBody.text, p.responseBody.cut)
     return {
       ...p.row,
+      path: storedPath(p.row.path),
+      request_id: storedRequestId(p.row.request_id),
       request_body: storedBody(p.requestBody.text, p.requestBody.cut),
       response_body: response,
       error_code: errorCodeOf(p.row.status, p.responseBody.text),
@@ -134,7 +136,8 @@ export function registerRequestLog(app: FastifyInstance, options: Options): Requ
         app_id: principal.appId,
         at: new Date(options.clock.now().getTime() - latency),
         method: request.method,
-        path: (request.url.split('?')[0] ?? '').slice(0, 1000),
+        // The whole URL (the query goes, and a secret in the path, when the row is written).
+        path: request.url,
         route: request.routeOptions.url ?? '',
         operation_id: operationIdOf(request),
         key_id: principal.kind === 'key' ? principal.keyId : null,

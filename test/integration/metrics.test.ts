@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import crypto, { createHash, randomBytes } from 'node:crypto'
+import { readdirSync, readFileSync } from 'node:fs'
 import { syncBuiltinESMExports } from 'node:module'
 import { after, before, describe, it, mock } from 'node:test'
 import { sandbox, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
@@ -57,6 +58,23 @@ describe(`GET /metrics (${TEST_DB})`, () => {
     paymentId = created.json<{ identifier: string }>().identifier
   })
   after(() => platform.close())
+
+  it('exposes every metric the docs name (ARCHITECTURE.md, RELIABILITY.md, README.md, docs/*.md)', async () => {
+    const root = new URL('../../', import.meta.url)
+    const docs = readdirSync(new URL('docs/', root)).filter((name) => name.endsWith('.md'))
+    const files = ['ARCHITECTURE.md', 'RELIABILITY.md', 'README.md', ...docs.map((name) => `docs/${name}`)]
+    const named = new Map<string, string>()
+    for (const file of files) {
+      const text = readFileSync(new URL(file, root), 'utf8')
+      // A name ending in `_` or followed by `*` or `<` is a prefix (`plinth_`, the schemas `plinth_chaos_*`), not a metric.
+      for (const match of text.matchAll(/plinth_[a-z_]+(?![a-z_*<])/g)) if (!match[0].endsWith('_')) named.set(match[0], file)
+    }
+    assert.ok(named.size >= 10, `the docs name metrics: ${[...named.keys()].join(', ')}`)
+    const { text } = await scrape(platform)
+    const exposed = new Set([...text.matchAll(/^# TYPE (\S+) /gm)].map((match) => match[1]))
+    const missing = [...named].filter(([name]) => !exposed.has(name)).map(([name, file]) => `${name} (${file})`)
+    assert.deepEqual(missing, [], 'metrics named in the docs but not exposed by GET /metrics')
+  })
 
   it('answers the text format, with the process, event-loop, pool and registered gauges', async () => {
     const { samples } = await scrape(platform)

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { Keypair } from '@stellar/stellar-base'
 import { json, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
-import { storedForms } from '../helpers/secret-forms.js'
+import { loggedForms, storedForms } from '../helpers/secret-forms.js'
 
 interface Entry {
   id: string
@@ -295,6 +295,104 @@ describe('request log', () => {
     const [entry] = (await list(shop.app_id)).body.requests
     assert.ok(entry?.request_body && entry.request_body.length <= 8 * 1024 + 20)
     assert.match(entry.request_body, /truncated/)
+  })
+})
+
+describe('request log redaction over real HTTP', () => {
+  let platform: TestPlatform
+  let url: string
+  before(async () => {
+    platform = await startPlatform()
+    await platform.app.listen({ port: 0, host: '127.0.0.1' })
+    const address = platform.app.server.address()
+    assert.ok(typeof address === 'object' && address !== null)
+    url = `http://127.0.0.1:${address.port}`
+  })
+  after(() => platform.close())
+
+  const b64 = (secret: string) => Buffer.from(secret, 'base64url').toString('base64')
+  const percentAll = (text: string) => [...Buffer.from(text)].map((byte) => `%${byte.toString(16).padStart(2, '0').toUpperCase()}`).join('')
+
+  it('stores no form of a key, token or seed sent in the path, the query, the request id, a JSON array or a form body, and keeps ids, txids and addresses', async () => {
+    const sb = sandbox(platform.app)
+    const shop = await sb.createApp()
+    const user = await sb.createUser()
+    const { accessToken } = await sb.authenticate(shop.app_id, user.user_id, ['username', 'payments', 'wallet_address'])
+    const seed = Keypair.random().secret()
+    const secrets = [shop.api_key, accessToken, seed, user.wallet.seed, shop.wallet.seed]
+    const key = { authorization: `Key ${shop.api_key}` }
+    const bearer = { authorization: `Bearer ${accessToken}` }
+    const send = async (method: string, path: string, headers: Record<string, string>, body?: string) => {
+      const response = await fetch(`${url}${path}`, { method, headers, ...(body === undefined ? {} : { body }) })
+      await response.arrayBuffer()
+      return response.status
+    }
+
+    const created = await fetch(`${url}/v2/client/payments`, {
+      method: 'POST',
+      headers: { ...bearer, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        amount: 1,
+        memo: 'order 7',
+        metadata: {
+          token: [accessToken, shop.api_key],
+          nested: [[shop.api_key, [seed]], { seeds: [user.wallet.seed] }],
+          to: shop.wallet.address,
+        },
+      }),
+    })
+    assert.equal(created.status, 201)
+    const paymentId = ((await created.json()) as { identifier: string }).identifier
+    assert.equal(await send('GET', `/v2/payments/${paymentId}`, key), 200)
+    // Keys, tokens and seeds where paths and queries hold ids, in every encoding a client may give them.
+    assert.equal(await send('GET', `/v2/payments/${shop.api_key}`, key), 404)
+    assert.equal(await send('GET', `/v2/payments/${percentAll(accessToken)}`, key), 404)
+    assert.equal(await send('POST', `/v2/payments/${encodeURIComponent(b64(shop.api_key))}/approve`, key), 404)
+    assert.equal(
+      await send('POST', `/v2/payments/${seed}/cancel?api_key=${shop.api_key}&t=${encodeURIComponent(b64(accessToken))}`, key),
+      404,
+    )
+    assert.equal(await send('GET', `/v2/payments/${paymentId}`, { ...key, 'x-request-id': accessToken }), 200)
+    const txid = 'c0ffee'.repeat(10).concat('c0ff')
+    const form = await send(
+      'POST',
+      `/v2/payments/${paymentId}/complete`,
+      { ...key, 'content-type': 'application/x-www-form-urlencoded' },
+      `txid=${txid}&access_token=${accessToken}&memo=${encodeURIComponent(`seed ${user.wallet.seed}`)}&note=${shop.api_key}`,
+    )
+    assert.ok(form >= 400)
+
+    const entries = (await platform.app.inject({ method: 'GET', url: `/sandbox/apps/${shop.app_id}/requests` })).json() as Page
+    assert.equal(entries.requests.length, 8)
+    const rows = await platform.db.selectFrom('request_log').selectAll().where('app_id', '=', shop.app_id).execute()
+    const stored = JSON.stringify(rows)
+    for (const secret of secrets) {
+      for (const form of loggedForms(secret)) assert.equal(stored.includes(form), false, `a form of a secret is stored: ${form}`)
+    }
+    const paths = rows.map((row) => row.path).sort()
+    assert.deepEqual(paths, [
+      '/v2/client/payments',
+      `/v2/payments/${paymentId}`,
+      `/v2/payments/${paymentId}`,
+      `/v2/payments/${paymentId}/complete`,
+      '/v2/payments/[redacted]',
+      '/v2/payments/[redacted]',
+      '/v2/payments/[redacted]/approve',
+      '/v2/payments/[redacted]/cancel',
+    ])
+    const [withId] = rows.filter((row) => row.request_id === '[redacted]')
+    assert.ok(withId, 'the secret sent as a request id is not kept')
+    // A JSON body is still JSON, the arrays under secret names redacted whole.
+    const createdRow = rows.find((row) => row.path === '/v2/client/payments')
+    const body = JSON.parse(createdRow?.request_body ?? '') as { memo: string; metadata: Record<string, unknown> }
+    assert.equal(body.memo, 'order 7')
+    assert.equal(body.metadata.token, '[redacted]')
+    assert.deepEqual(body.metadata.nested, [['[redacted]', ['[redacted]']], { seeds: '[redacted]' }])
+    assert.equal(body.metadata.to, shop.wallet.address)
+    // What one debugs with stays: payment ids, the txid, wallet addresses.
+    assert.ok(stored.includes(txid))
+    assert.ok(stored.includes(user.wallet.address))
+    assert.ok(rows.some((row) => row.response_body?.includes(paymentId)))
   })
 })
 

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { describe, it } from 'node:test'
 import { type RunningPlinth, SandboxError, startPlinth } from '../../src/index.js'
 import { TEST_DB } from '../helpers/platform.js'
@@ -72,6 +74,42 @@ describe(`startPlinth() (${TEST_DB})`, () => {
       if (TEST_DB === 'postgres') assert.notEqual(a.schema, b.schema)
     } finally {
       await Promise.all([a.stop(), b.stop()])
+    }
+  })
+})
+
+describe(`startPlinth() under load (${TEST_DB})`, () => {
+  // Five platforms starting at once in one process, beside two processes that burn a core each:
+  // start-up may be slow, it must not fail (no start-up step is bounded by a timer).
+  it('starts five platforms at once in one process with two CPU hogs running, and each serves /docs', { timeout: 300_000 }, async () => {
+    const hogs = [0, 1].map(() => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }))
+    const killHogs = () => {
+      for (const hog of hogs) if (hog.exitCode === null && hog.signalCode === null) hog.kill('SIGKILL')
+    }
+    // Killed even if this process ends without reaching `finally` (an uncaught error, the runner's timeout).
+    process.once('exit', killHogs)
+    const started: RunningPlinth[] = []
+    try {
+      await Promise.all(hogs.map((hog) => once(hog, 'spawn')))
+      const results = await Promise.allSettled(Array.from({ length: 5 }, () => startPlinth(backend())))
+      for (const result of results) if (result.status === 'fulfilled') started.push(result.value)
+      const failures = results.flatMap((result) =>
+        result.status === 'rejected' ? [String((result.reason as Error)?.stack ?? result.reason)] : [],
+      )
+      assert.deepEqual(failures, [], 'every platform started')
+      killHogs()
+      for (const plinth of started) {
+        const page = await fetch(`${plinth.url}/docs/`)
+        assert.equal(page.status, 200)
+        assert.match(await page.text(), /swagger-ui/i)
+        const bundle = await fetch(`${plinth.url}/docs/static/swagger-ui-bundle.js`)
+        assert.equal(bundle.status, 200)
+        assert.ok((await bundle.arrayBuffer()).byteLength > 100_000, 'the Swagger UI bundle is served')
+      }
+    } finally {
+      killHogs()
+      process.removeListener('exit', killHogs)
+      await Promise.all(started.map((plinth) => plinth.stop()))
     }
   })
 })
