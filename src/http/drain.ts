@@ -9,8 +9,11 @@ const IDLE_SWEEP_MS = 100
  * request right after an answer: closed in that instant, the request would be reset unread.
  */
 const IDLE_GRACE_MS = 250
-/** The longest the drain waits for connections and requests already sent to be taken in. */
-const SETTLE_MAX_MS = 1_000
+/**
+ * The longest the drain waits for the connections already made to be taken in. Node accepts one
+ * connection per turn of the event loop, and a turn of a loaded server takes a few hundred ms.
+ */
+const SETTLE_MAX_MS = 5_000
 
 /** Resolves after the event loop has polled for I/O at least once more. */
 function nextPoll(): Promise<void> {
@@ -26,24 +29,29 @@ function nextPoll(): Promise<void> {
  * - From the moment stopping begins, the last answer on each connection carries
  *   `Connection: close` (Node then closes the socket); an answer with more pipelined requests
  *   queued behind it keeps the connection, so that they are answered too.
- * - Before it stops listening and closes idle connections, the server takes in what was already
- *   sent: it polls until a whole turn passes with no new connection and no new request (at most
- *   a second). A connection still in the listen backlog when the socket closes is reset by the
- *   kernel, and one closed while idle resets a request not yet read: a request written just
- *   before the signal is served instead. A connection is closed once idle for a quarter second
- *   (a client sends its next request as soon as it has an answer), checked every 100 ms.
+ * - Before it stops listening, the server takes in what was already sent: Node accepts one
+ *   connection from the listen backlog per turn of the event loop, so it polls until a turn
+ *   accepts none (at most 5 s), then once more to read what those connections brought. A
+ *   connection still in the backlog when the socket closes is reset by the kernel: a connection
+ *   made and a request written before the signal are served instead.
+ * - A connection idle for a quarter second (a client sends its next request as soon as it has an
+ *   answer), checked every 100 ms, is closed, but only after the loop has polled once more and
+ *   found nothing on it: a request that arrived while the loop was busy is served, not reset.
+ *   A request sent after the signal on an idle connection in the instant it closes is the one
+ *   case left, the race every HTTP/1.1 client retries on a kept-alive connection (it is never
+ *   read, so never acted on).
  *
  * Must be called before the server listens; `drain()` resolves when the app is closed.
  */
 export function registerDrain(app: FastifyInstance): { drain(): Promise<void> } {
   const server = app.server
   let stopping = false
-  /** Connections and requests taken in: the drain waits until it stops moving. */
-  let arrivals = 0
+  /** Connections accepted: the drain waits until a turn accepts none. */
+  let accepted = 0
   /** Open connections; what each has received and answered, and when it was last active, is on the socket itself. */
   const open = new Set<Tracked>()
   server.on('connection', (socket: Tracked) => {
-    arrivals += 1
+    accepted += 1
     socket[RECEIVED] = 0
     socket[ANSWERED] = 0
     socket[ACTIVE] = performance.now()
@@ -54,7 +62,6 @@ export function registerDrain(app: FastifyInstance): { drain(): Promise<void> } 
   // Per request: counters on the socket and one shared listener, no closure or map entry (this
   // runs on every request: BENCHMARKS.md, issue 17).
   server.on('request', (request: IncomingMessage & { [PLACE]?: number }, response: ServerResponse) => {
-    arrivals += 1
     const socket = request.socket as Tracked
     const count = (socket[RECEIVED] ?? 0) + 1
     socket[RECEIVED] = count
@@ -68,16 +75,26 @@ export function registerDrain(app: FastifyInstance): { drain(): Promise<void> } 
   // Node's own sweep (which server.close() runs too) closes a connection whose current answer is
   // written even when pipelined requests still wait behind it, resetting them: it spares those,
   // and the connections that were active a moment ago (the interval sweep closes them later).
+  // A connection that looks idle may hold a request the server has not read: one that arrived
+  // while the event loop was busy (a long handler, a starved process) is read only at the next
+  // poll, and closing the socket first resets it unread. So the sweep only picks the quiet ones
+  // and closes them after the loop has polled again, if that poll brought them nothing.
   const closeIdleConnections = server.closeIdleConnections.bind(server)
   server.closeIdleConnections = () => {
-    const recent = performance.now() - IDLE_GRACE_MS
-    const busy = [...open].filter((socket) => (socket[ACTIVE] ?? 0) > recent || pending(socket) > 0)
-    for (const socket of busy) socket.destroy = keep
-    try {
-      closeIdleConnections()
-    } finally {
-      for (const socket of busy) Reflect.deleteProperty(socket, 'destroy')
-    }
+    const quietSince = performance.now() - IDLE_GRACE_MS
+    const quiet = new Map<Tracked, number | undefined>()
+    for (const socket of open) if ((socket[ACTIVE] ?? 0) <= quietSince && pending(socket) === 0) quiet.set(socket, socket[ACTIVE])
+    if (quiet.size === 0) return
+    void nextPoll().then(() => {
+      // Node closes only the connections it knows idle (no answer unfinished, no request begun).
+      const spared = [...open].filter((socket) => !quiet.has(socket) || quiet.get(socket) !== socket[ACTIVE] || pending(socket) > 0)
+      for (const socket of spared) socket.destroy = keep
+      try {
+        closeIdleConnections()
+      } finally {
+        for (const socket of spared) Reflect.deleteProperty(socket, 'destroy')
+      }
+    })
   }
 
   app.addHook('onSend', (request, reply, payload, done) => {
@@ -100,15 +117,18 @@ export function registerDrain(app: FastifyInstance): { drain(): Promise<void> } 
   return {
     async drain() {
       // Answers still keep their connections while settling: closing one would reset a pipelined
-      // request behind it that is not read yet.
+      // request behind it that is not read yet. Node accepts one connection from the listen
+      // backlog per turn, and reads what a connection brings at the turn after it was accepted:
+      // a turn with no new connection means the backlog is empty, and the next one has read what
+      // was sent on every connection before the signal.
       const settleBy = performance.now() + SETTLE_MAX_MS
       for (;;) {
-        const seen = arrivals
-        // A connection accepted in one turn has its first bytes read in the next.
+        const seen = accepted
         await nextPoll()
         await nextPoll()
-        if (arrivals === seen || performance.now() > settleBy) break
+        if (accepted === seen || performance.now() > settleBy) break
       }
+      await nextPoll()
       stopping = true
       app.log.info('draining: every connection closes after its last answer')
       const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS)

@@ -176,24 +176,35 @@ export function sandbox(app: FastifyInstance, headers: Record<string, string> = 
   }
 }
 
-/** Reads every row of every table as text: what a database dump would contain. */
-export async function dumpDatabase(db: Kysely<DB>, except: readonly string[] = []): Promise<string> {
+/**
+ * Reads every row of every table as text: what a database dump would contain. `except` leaves
+ * tables out; `withoutColumns` leaves columns of a table out.
+ */
+export async function dumpDatabase(
+  db: Kysely<DB>,
+  except: readonly string[] = [],
+  withoutColumns: Readonly<Record<string, readonly string[]>> = {},
+): Promise<string> {
   const tables = await sql<{ table_name: string }>`
     select table_name from information_schema.tables
     where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(db)
   const parts: string[] = []
   for (const { table_name } of tables.rows) {
     if (except.includes(table_name)) continue
-    const rows = await sql`select * from ${sql.table(table_name)}`.execute(db)
-    parts.push(`${table_name}: ${JSON.stringify(rows.rows)}`)
+    const rows = await sql<Record<string, unknown>>`select * from ${sql.table(table_name)}`.execute(db)
+    const left = withoutColumns[table_name] ?? []
+    const kept = rows.rows.map((row) => Object.fromEntries(Object.entries(row).filter(([column]) => !left.includes(column))))
+    parts.push(`${table_name}: ${JSON.stringify(kept)}`)
   }
   return parts.join('\n')
 }
 
 /**
- * The platform's state as text: every table but the request log, which records refused calls too,
- * by design (what a refused call must leave unchanged is everything else).
+ * The platform's state as text: what a refused call must leave unchanged. Left out: the request
+ * log, which records refused calls too, by design; and the time of each process's sandbox
+ * heartbeat (sandbox/sandbox-sync.ts), which its poll rewrites every 5 s whatever is asked (the
+ * registry's rows and the generation each process applied are still compared).
  */
 export function dumpState(db: Kysely<DB>): Promise<string> {
-  return dumpDatabase(db, ['request_log'])
+  return dumpDatabase(db, ['request_log'], { sandbox_processes: ['seen_at'] })
 }

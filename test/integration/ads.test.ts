@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { sql } from 'kysely'
 import { type AuthFixture, authCases } from '../helpers/auth-cases.js'
 import { dumpState, type SandboxApp, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
 
@@ -197,6 +198,20 @@ describe('rewarded ads', () => {
     assert.equal(ready.statusCode, 401)
     assert.equal((ready.json() as { error: string }).error, 'missing_scope')
     assert.equal(await dumpState(platform.db), before, 'no ad was made')
+  })
+
+  it('the state the scope check compares is not moved by the sandbox heartbeat, which runs on a timer whatever is asked', async () => {
+    // The interleaving a slow run produced, forced: the heartbeat (every 5 s) lands between the two reads.
+    const seenAt = async () =>
+      String((await sql<{ seen_at: unknown }>`select max(seen_at) as seen_at from sandbox_processes`.execute(platform.db)).rows[0]?.seen_at)
+    const before = await dumpState(platform.db)
+    const beat = await seenAt()
+    const deadline = Date.now() + 30_000
+    while ((await seenAt()) === beat) {
+      assert.ok(Date.now() < deadline, 'no heartbeat within 30 s')
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    assert.equal(await dumpState(platform.db), before)
   })
 
   describe('authentication', () => {
