@@ -201,10 +201,11 @@ export async function dumpDatabase(db: Kysely<DB>, except: readonly string[] = [
 
 /**
  * The platform's state as text: every table but the request log, which records refused calls too,
- * by design (what a refused call must leave unchanged is everything else).
+ * by design (what a refused call must leave unchanged is everything else), and the processes'
+ * heartbeats (sandbox_processes.seen_at moves every few seconds whatever the requests).
  */
 export function dumpState(db: Kysely<DB>): Promise<string> {
-  return dumpDatabase(db, ['request_log'])
+  return dumpDatabase(db, ['request_log', 'sandbox_processes'])
 }
 
 /**

@@ -56,7 +56,12 @@ async function paidPayment(app: FastifyInstance, db: Kysely<DB>, shop: SandboxAp
 }
 
 const post = (app: FastifyInstance, url: string, payload?: unknown) =>
-  app.inject({ method: 'POST', url, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) })
+  app.inject({
+    method: 'POST',
+    url,
+    headers: SANDBOX_CLIENT,
+    ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
+  })
 
 describe('reset and snapshots', () => {
   let platform: TestPlatform

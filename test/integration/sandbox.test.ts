@@ -22,7 +22,12 @@ describe('sandbox API', () => {
   after(() => platform.close())
 
   const post = (url: string, payload?: unknown) =>
-    platform.app.inject({ method: 'POST', url, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) })
+    platform.app.inject({
+      method: 'POST',
+      url,
+      headers: SANDBOX_CLIENT,
+      ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
+    })
 
   describe('apps', () => {
     it('creates an app on Pi Testnet by default, with a wallet and a working key', async () => {
