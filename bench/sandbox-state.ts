@@ -21,7 +21,12 @@ const { startPlatform, sandbox } = await import('../test/helpers/platform.js')
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN
 
 async function timed(app: FastifyInstance, url: string, payload?: Record<string, unknown>): Promise<number> {
-  const response = await app.inject({ method: 'POST', url, ...(payload === undefined ? {} : { payload }) })
+  const response = await app.inject({
+    method: 'POST',
+    url,
+    headers: { 'x-plinth-client': 'bench' },
+    ...(payload === undefined ? {} : { payload }),
+  })
   if (response.statusCode >= 300) throw new Error(`${url}: ${response.statusCode} ${response.body}`)
   return (response.json() as { took_ms: number }).took_ms
 }

@@ -21,6 +21,7 @@ import { registerProtocolChecks } from './http/protocol.js'
 import { registerRateLimits } from './http/rate-limit.js'
 import { requestChildLogger, writes } from './http/request-logger.js'
 import { normalizeUrl, registerRouting } from './http/routing.js'
+import { registerClientHeaderRule, registerHostCheck, registerSiteCheck, servedHostNames } from './http/site-guard.js'
 import { validatorCompiler } from './http/validation.js'
 import { createCredentialCache } from './identity/credential-cache.js'
 import { identityServiceFactory } from './identity/identity-service.js'
@@ -140,7 +141,7 @@ export interface AppDeps {
     | 'adVerdictDelaySeconds'
     | 'rateLimitKeyPerMinute'
     | 'rateLimitTokenPerMinute'
-  > & { streams?: StreamLimits } & Partial<Pick<Config, 'requestLog' | 'metricsToken'>>
+  > & { streams?: StreamLimits } & Partial<Pick<Config, 'requestLog' | 'metricsToken' | 'allowedHosts'>>
   /** Encrypts wallet seeds held by the platform. */
   secretKey: Buffer
   /** Readiness probe of the database. */
@@ -221,6 +222,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     done()
   })
   registerProtocolChecks(app)
+  // After the missing-Host check; before every route, whose site check comes before authentication.
+  registerHostCheck(app, { names: servedHostNames(config.publicUrl, config.allowedHosts ?? []) })
+  registerSiteCheck(app, { publicUrl: config.publicUrl })
 
   registerBodyParsers(app, { bodyLimit: BODY_LIMIT })
 
@@ -343,6 +347,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     adminToken: config.adminToken,
     authenticator: credentials.authenticator({ verifyApiKey: apps.verifyApiKey, verifyAccessToken: identity.verifyAccessToken }),
   })
+  // After authentication: a sandbox call without the admin token is told that first.
+  registerClientHeaderRule(app)
   // Before the routes: it hooks every key and token route declared after it.
   await registerRateLimits(app, {
     keyPerMinute: config.rateLimitKeyPerMinute,
@@ -386,7 +392,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ledgerSandboxRoutes(app, { ledger })
     adsSandboxRoutes(app, { ads, apps, requireUser: identity.requireUser })
     notificationsSandboxRoutes(app, { notifications })
-    sandboxViews(app, { db, settleDueAds: ads.settleDueForApp })
+    sandboxViews(app, { db })
     sandboxPayments(app, { db, publicUrl: config.publicUrl, payments, requestLog })
     requestLogRoutes(app, { db, requestLog })
     await app.register(sandboxPageRoutes, {

@@ -36,6 +36,11 @@ export interface Config {
   requestLog: boolean
   /** Bearer token that reads GET /metrics; without it /metrics is open in sandbox mode and absent in production. */
   metricsToken: string | undefined
+  /**
+   * Host names served besides localhost, 127.0.0.1, [::1] and the host of publicUrl
+   * (PLINTH_ALLOWED_HOSTS): any other Host is refused (DNS rebinding; docs/security.md).
+   */
+  allowedHosts: string[]
 }
 
 /** Bounds of the ledger's Server-Sent Events streams, per process. */
@@ -68,6 +73,30 @@ function hostSetting(env: NodeJS.ProcessEnv): string {
     throw new ConfigError(`HOST must be an IPv4 or IPv6 address or a host name, got "${host}"`)
   }
   return host
+}
+
+/** PLINTH_ALLOWED_HOSTS: names or addresses (IPv6 in brackets), comma-separated, without scheme or port. */
+function allowedHostsSetting(env: NodeJS.ProcessEnv): string[] {
+  const raw = optional(env, 'PLINTH_ALLOWED_HOSTS')
+  if (raw === undefined) return []
+  const names = raw
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '')
+  if (names.length > 100) throw new ConfigError(`PLINTH_ALLOWED_HOSTS takes at most 100 names, got ${names.length}`)
+  for (const name of names) {
+    const bare = name.endsWith('.') ? name.slice(0, -1) : name
+    const v6 = /^\[(.+)\]$/.exec(bare)?.[1]
+    const label = bare.split('.').at(-1) ?? ''
+    const valid =
+      v6 !== undefined ? isIP(v6) === 6 : isIP(bare) === 4 || (HOST_NAME.test(bare) && !label.startsWith('-') && !label.endsWith('-'))
+    if (!valid) {
+      throw new ConfigError(
+        `PLINTH_ALLOWED_HOSTS must be comma-separated host names or addresses (IPv6 in brackets), without scheme or port, got "${name}"`,
+      )
+    }
+  }
+  return names.map((name) => name.toLowerCase())
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -198,5 +227,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     streams: streamLimits(env),
     requestLog,
     metricsToken,
+    allowedHosts: allowedHostsSetting(env),
   }
 }

@@ -71,7 +71,7 @@ function banner(config: Config, kind: string, demo: DemoInfo | undefined, readyM
   if (demo !== undefined) {
     lines.push(`  Demo app       ${demo.appName}, app_id ${demo.appId}`)
     const adminHeader = config.adminToken === undefined ? '' : ` -H "X-Admin-Token: $PLINTH_ADMIN_TOKEN"`
-    const mint = `curl -s -X POST ${url}/sandbox/apps/${demo.appId}/keys${adminHeader}`
+    const mint = `curl -s -X POST ${url}/sandbox/apps/${demo.appId}/keys -H 'X-Plinth-Client: curl'${adminHeader}`
     lines.push(
       demo.apiKey !== undefined && terminal
         ? `                 server API key ${demo.apiKey}   (shown once: save it)`

@@ -71,9 +71,6 @@ export function adsRepo(db: Kysely<DB>) {
     },
 
     /** Every pending ad of an app whose verdict is due takes it (before the sandbox lists the app's ads). */
-    async settleDueForApp(appId: string): Promise<void> {
-      await settleDue().where('app_id', '=', appId).execute()
-    },
 
     /** Moves the status only from `from`; answers the row if it moved. */
     async move(id: string, from: AckStatus | null, to: AckStatus, now: Date): Promise<AdRow | undefined> {

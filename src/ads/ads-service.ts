@@ -108,11 +108,6 @@ export function adsServiceFactory(deps: { db: Kysely<DB>; clock: Clock; verdictD
       return toDTO(await current(row, reread))
     },
 
-    /** Every verdict of the app's ads that fell due is applied, so that a list of them reads as the status route does. */
-    async settleDueForApp(appId: string): Promise<void> {
-      await repo.settleDueForApp(appId)
-    },
-
     /** The sandbox moves an ad's mediator status by hand, within the allowed moves. */
     async setStatus(adId: string, target: AckStatus): Promise<RewardedAdStatusDTO> {
       const reread = () => repo.find(adId)

@@ -73,7 +73,7 @@ async function run(argv: string[], out: (line: string) => void): Promise<number>
   }
   const [command, sub, ...rest] = positionals
   const adminToken = values['admin-token'] ?? process.env.PLINTH_ADMIN_TOKEN
-  const api = createSandboxClient(values.url ?? process.env.PLINTH_URL ?? 'http://127.0.0.1:8080', { adminToken })
+  const api = createSandboxClient(values.url ?? process.env.PLINTH_URL ?? 'http://127.0.0.1:8080', { adminToken, clientName: 'plinth-cli' })
   const show = (value: unknown, text: string) => out(values.json ? JSON.stringify(value) : text)
   const need = (value: string | undefined, what: string): string => {
     if (value === undefined || value === '') throw new UsageError(`missing ${what}`)

@@ -54,12 +54,15 @@ export interface RequestLogEntry {
 export interface SandboxClientOptions {
   /** PLINTH_ADMIN_TOKEN of the platform, when it has one. */
   adminToken?: string | undefined
+  /** Sent as X-Plinth-Client (`sandbox-client` when absent). */
+  clientName?: string | undefined
 }
 
 export function createSandboxClient(baseUrl: string, options: SandboxClientOptions = {}) {
   const base = baseUrl.replace(/\/+$/, '')
   async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const headers: Record<string, string> = {}
+    // Names the client: a body-less POST without it is refused (docs/security.md, "Requests from other sites").
+    const headers: Record<string, string> = { 'x-plinth-client': options.clientName ?? 'sandbox-client' }
     if (options.adminToken !== undefined) headers['x-admin-token'] = options.adminToken
     if (body !== undefined) headers['content-type'] = 'application/json'
     const response = await fetch(`${base}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })

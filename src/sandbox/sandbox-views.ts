@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { type Kysely, sql } from 'kysely'
 import { Type } from 'typebox'
+import { platformNow } from '../clock/platform-now.js'
 import type { DB } from '../db/schema.js'
 import { ApiError, errorResponses } from '../http/errors.js'
 import { ADMIN_SECURITY } from '../http/openapi.js'
@@ -34,8 +35,6 @@ export function sandboxViews(
   app: FastifyInstance,
   deps: {
     db: Kysely<DB>
-    /** Applies the app's ad verdicts that fell due, as GET /v2/ads_network/status does for one ad. */
-    settleDueAds: (appId: string) => Promise<void>
   },
 ): void {
   const { db } = deps
@@ -285,10 +284,22 @@ export function sandboxViews(
     },
     async (request) => {
       await requireApp(request.params.app_id)
-      await deps.settleDueAds(request.params.app_id)
+      // A verdict that fell due is shown as GET /v2/ads_network/status/{adId} would answer it, but
+      // not written: no GET changes state (docs/security.md, "Requests from other sites").
+      const due = sql<boolean>`(mediator_ack_status is null and settles_at <= ${platformNow})`
       const rows = await db
         .selectFrom('ads')
-        .selectAll()
+        .select([
+          'id',
+          'user_id',
+          'mediator_revoked_at',
+          'settles_at',
+          'created_at',
+          sql<string | null>`case when ${due} then settles_to else mediator_ack_status end`.as('mediator_ack_status'),
+          sql<Date | null>`case when ${due} and settles_to = 'granted' then settles_at else mediator_granted_at end`.as(
+            'mediator_granted_at',
+          ),
+        ])
         .where('app_id', '=', request.params.app_id)
         .orderBy('created_at', 'desc')
         .limit(request.query.limit ?? 50)

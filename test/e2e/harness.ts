@@ -68,7 +68,7 @@ export function httpClient(base: string, headers: Record<string, string> = {}) {
     path: string,
     options: ApiOptions = {},
   ): Promise<HttpAnswer<T>> {
-    const sent: Record<string, string> = { ...headers }
+    const sent: Record<string, string> = { 'x-plinth-client': 'test', ...headers }
     if (options.body !== undefined) sent['content-type'] = 'application/json'
     if (options.key !== undefined) sent.authorization = `Key ${options.key}`
     if (options.token !== undefined) sent.authorization = `Bearer ${options.token}`

@@ -46,6 +46,8 @@ export interface PlatformOptions {
   requestLog?: boolean
   /** PLINTH_METRICS_TOKEN: GET /metrics then needs it (and is served in production too). */
   metricsToken?: string
+  /** PLINTH_ALLOWED_HOSTS: Host names served besides loopback and the public URL's (http://plinth.test). */
+  allowedHosts?: string[]
 }
 
 /**
@@ -84,6 +86,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Test
       ...(options.streams === undefined ? {} : { streams: options.streams }),
       ...(options.requestLog === undefined ? {} : { requestLog: options.requestLog }),
       metricsToken: options.metricsToken,
+      allowedHosts: options.allowedHosts ?? [],
     },
     poolStats: database.poolStats,
     ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
@@ -141,10 +144,16 @@ export function uniqueName(prefix: string): string {
   return `${prefix}_${process.pid}_${counter}_${randomBytes(2).toString('hex')}`
 }
 
+/**
+ * The header a sandbox request without a JSON body must carry (src/http/site-guard.ts): spread it
+ * into the headers of a body-less `POST`, `PUT`, `PATCH` or `DELETE` to the sandbox API.
+ */
+export const SANDBOX_CLIENT: Readonly<Record<string, string>> = { 'x-plinth-client': 'test' }
+
 /** Thin client for the sandbox API; each call asserts success so tests read as steps. */
 export function sandbox(app: FastifyInstance, headers: Record<string, string> = {}) {
   async function call<T>(options: InjectOptions, expected: number): Promise<T> {
-    const response = await app.inject({ ...options, headers: { ...headers, ...(options.headers ?? {}) } })
+    const response = await app.inject({ ...options, headers: { ...SANDBOX_CLIENT, ...headers, ...(options.headers ?? {}) } })
     if (response.statusCode !== expected) {
       throw new Error(`${options.method} ${options.url} answered ${response.statusCode}: ${response.body}`)
     }
@@ -207,4 +216,21 @@ export async function dumpDatabase(
  */
 export function dumpState(db: Kysely<DB>): Promise<string> {
   return dumpDatabase(db, ['request_log'], { sandbox_processes: ['seen_at'] })
+}
+
+/**
+ * The platform's state as text that only a change makes differ: dumpState's,
+ * tables and rows in a fixed order.
+ */
+export async function stableState(db: Kysely<DB>): Promise<string> {
+  const dump = await dumpState(db)
+  return dump
+    .split('\n')
+    .map((line) => {
+      const colon = line.indexOf(': ')
+      const rows = (JSON.parse(line.slice(colon + 2)) as unknown[]).map((row) => JSON.stringify(row)).sort()
+      return `${line.slice(0, colon)}: ${rows.join('\n  ')}`
+    })
+    .sort()
+    .join('\n')
 }

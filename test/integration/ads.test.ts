@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { sql } from 'kysely'
 import { type AuthFixture, authCases } from '../helpers/auth-cases.js'
-import { dumpState, type SandboxApp, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
+import { dumpState, SANDBOX_CLIENT, type SandboxApp, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
 
 interface AdStatus {
   identifier: string
@@ -126,7 +126,11 @@ describe('rewarded ads', () => {
     await script(v.app.app_id, { result: 'AD_DISPLAY_ERROR' }, other.user.user_id)
     assert.equal((await show(v.token, 'rewarded')).body.result, 'AD_NETWORK_ERROR')
     assert.equal((await show(other.token, 'rewarded')).body.result, 'AD_DISPLAY_ERROR')
-    const cleared = await platform.app.inject({ method: 'DELETE', url: `/sandbox/apps/${v.app.app_id}/ads/script` })
+    const cleared = await platform.app.inject({
+      method: 'DELETE',
+      url: `/sandbox/apps/${v.app.app_id}/ads/script`,
+      headers: SANDBOX_CLIENT,
+    })
     assert.deepEqual(cleared.json(), { cleared: true })
     assert.equal((await show(v.token, 'rewarded')).body.result, 'AD_REWARDED')
   })

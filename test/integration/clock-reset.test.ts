@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { pay } from '../helpers/ledger.js'
-import { sandbox, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
+import { SANDBOX_CLIENT, sandbox, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
 import { type Cluster, sleep, startCluster } from '../helpers/server-process.js'
 
 interface Payment {
@@ -24,7 +24,7 @@ async function call(node: FastifyInstance, method: 'GET' | 'POST', url: string, 
   const response = await node.inject({
     method,
     url,
-    ...(authorization === undefined ? {} : { headers: { authorization } }),
+    headers: authorization === undefined ? SANDBOX_CLIENT : { ...SANDBOX_CLIENT, authorization },
     ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
   })
   return { status: response.statusCode, body: response.json() as Record<string, unknown>, headers: response.headers }

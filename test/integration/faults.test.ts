@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import { fetch as undiciFetch } from 'undici'
 import { startNodes } from '../helpers/nodes.js'
 import { type PiBackend, PiNetwork, redirectPiBackendHorizon } from '../helpers/pi-backend.js'
-import { json, type SandboxApp, sandbox, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
+import { json, SANDBOX_CLIENT, type SandboxApp, sandbox, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
 
 interface FaultDto {
   id: string
@@ -133,7 +133,10 @@ describe('fault injection', () => {
     assert.equal(alices.statusCode, 429)
     assert.equal(alices.headers['retry-after'], '1')
     assert.equal((await me(platform.app, bob.token)).statusCode, 200)
-    assert.equal((await platform.app.inject({ method: 'DELETE', url: `/sandbox/faults/${fault.id}` })).statusCode, 204)
+    assert.equal(
+      (await platform.app.inject({ method: 'DELETE', url: `/sandbox/faults/${fault.id}`, headers: SANDBOX_CLIENT })).statusCode,
+      204,
+    )
     assert.equal((await me(platform.app, alice.token)).statusCode, 200)
   })
 
@@ -174,7 +177,10 @@ describe('fault injection', () => {
     for (let i = 0; i < calls; i++) if ((await me(platform.app, bob.token)).statusCode === 500) failed += 1
     // Binomial(400, 0.5): mean 200, standard deviation 10; these bounds are 8 deviations out.
     assert.ok(failed > 120 && failed < 280, `${failed} of ${calls} failed`)
-    assert.equal((await platform.app.inject({ method: 'DELETE', url: `/sandbox/faults?app_id=${shop.app_id}` })).statusCode, 204)
+    assert.equal(
+      (await platform.app.inject({ method: 'DELETE', url: `/sandbox/faults?app_id=${shop.app_id}`, headers: SANDBOX_CLIENT })).statusCode,
+      204,
+    )
     assert.deepEqual(json(await platform.app.inject({ method: 'GET', url: `/sandbox/faults?app_id=${shop.app_id}` })).faults, [])
     assert.equal((await me(platform.app, bob.token)).statusCode, 200)
   })
@@ -183,7 +189,7 @@ describe('fault injection', () => {
     const other = await sandbox(platform.app).createApp()
     await createFault(platform.app, { app_id: other.app_id, effect: { status: 500 } })
     assert.equal((await me(platform.app, alice.token)).statusCode, 200)
-    await platform.app.inject({ method: 'DELETE', url: `/sandbox/faults?app_id=${other.app_id}` })
+    await platform.app.inject({ method: 'DELETE', url: `/sandbox/faults?app_id=${other.app_id}`, headers: SANDBOX_CLIENT })
   })
 
   it('pi-backend surfaces an injected 500 of createPayment and of completePayment (after: completed anyway)', async () => {
@@ -239,7 +245,7 @@ describe('fault injection', () => {
     })
     assert.equal(unknownApp.statusCode, 404)
     assert.equal(json(unknownApp).error, 'app_not_found')
-    const unknownFault = await platform.app.inject({ method: 'DELETE', url: '/sandbox/faults/flt_nope' })
+    const unknownFault = await platform.app.inject({ method: 'DELETE', url: '/sandbox/faults/flt_nope', headers: SANDBOX_CLIENT })
     assert.equal(unknownFault.statusCode, 404)
     assert.equal(json(unknownFault).error, 'fault_not_found')
   })
@@ -286,9 +292,12 @@ describe('fault injection across processes', { skip: TEST_DB !== 'postgres' && '
         const forever = await createFault(maker, { app_id: app.app_id, match: { route: 'GET /v2/me' }, effect: { status: 500 } })
         for (const node of cluster.nodes) assert.equal((await me(node, accessToken)).statusCode, 500)
         const deleter = cluster.nodes[(round + 1) % 3] as FastifyInstance
-        assert.equal((await deleter.inject({ method: 'DELETE', url: `/sandbox/faults/${forever.id}` })).statusCode, 204)
+        assert.equal(
+          (await deleter.inject({ method: 'DELETE', url: `/sandbox/faults/${forever.id}`, headers: SANDBOX_CLIENT })).statusCode,
+          204,
+        )
         for (const node of cluster.nodes) assert.equal((await me(node, accessToken)).statusCode, 200, `round ${round}: deleted`)
-        await deleter.inject({ method: 'DELETE', url: `/sandbox/faults/${fault.id}` })
+        await deleter.inject({ method: 'DELETE', url: `/sandbox/faults/${fault.id}`, headers: SANDBOX_CLIENT })
       }
     } finally {
       await cluster.close()

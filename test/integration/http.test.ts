@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { InjectOptions } from 'fastify'
 import { ApiError } from '../../src/http/errors.js'
-import { sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
+import { SANDBOX_CLIENT, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
 
 describe('HTTP conventions', () => {
   let platform: TestPlatform
@@ -76,7 +76,8 @@ describe('HTTP conventions', () => {
     const response = await inject({
       method: 'POST',
       url: '/sandbox/users',
-      headers: { 'content-type': 'text/plain' },
+      // A client that names itself: what is left to refuse is the body's type.
+      headers: { ...SANDBOX_CLIENT, 'content-type': 'text/plain' },
       payload: 'username=x',
     })
     assert.equal(response.statusCode, 415)
@@ -102,7 +103,7 @@ describe('HTTP conventions', () => {
     const wrongType = await inject({ method: 'POST', url: '/sandbox/clock', payload: { advance_seconds: '60' } })
     assert.equal(wrongType.statusCode, 400)
     assert.match(wrongType.json().error_message, /advance_seconds/)
-    const missing = await inject({ method: 'POST', url: '/sandbox/users' })
+    const missing = await inject({ method: 'POST', url: '/sandbox/users', headers: SANDBOX_CLIENT })
     assert.equal(missing.statusCode, 400)
     assert.equal(missing.json().error, 'invalid_arguments')
   })

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { keyPrincipal } from '../../src/http/auth.js'
 import { type AuthFixture, authCases } from '../helpers/auth-cases.js'
-import { sandbox, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
+import { SANDBOX_CLIENT, sandbox, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
 
 interface UserDTO {
   uid: string
@@ -153,7 +153,11 @@ describe('credential cache and revocation across processes', () => {
     const a2 = await sb.authenticate(appA.app_id, user.user_id, ['payments'])
     const b = await sb.authenticate(appB.app_id, user.user_id, ['username'])
     for (const token of [a1, a2, b]) assert.equal((await me(platform.app, token.accessToken)).statusCode, 200, 'cached')
-    const withdrawn = await platform.app.inject({ method: 'DELETE', url: `/sandbox/apps/${appA.app_id}/users/${user.user_id}/consent` })
+    const withdrawn = await platform.app.inject({
+      method: 'DELETE',
+      url: `/sandbox/apps/${appA.app_id}/users/${user.user_id}/consent`,
+      headers: SANDBOX_CLIENT,
+    })
     assert.deepEqual(withdrawn.json(), { withdrawn: true })
     assert.equal((await me(platform.app, a1.accessToken)).statusCode, 401)
     assert.equal((await me(platform.app, a2.accessToken)).statusCode, 401)
@@ -161,7 +165,11 @@ describe('credential cache and revocation across processes', () => {
     const again = await sb.authenticate(appA.app_id, user.user_id, ['username'])
     assert.equal(again.user.uid, a1.user.uid, 'the uid stays')
     assert.equal((await me(platform.app, again.accessToken)).statusCode, 200)
-    const unknown = await platform.app.inject({ method: 'DELETE', url: `/sandbox/apps/${appB.app_id}/users/usr_nobody/consent` })
+    const unknown = await platform.app.inject({
+      method: 'DELETE',
+      url: `/sandbox/apps/${appB.app_id}/users/usr_nobody/consent`,
+      headers: SANDBOX_CLIENT,
+    })
     assert.equal(unknown.statusCode, 404)
   })
 
@@ -182,7 +190,15 @@ describe('credential cache and revocation across processes', () => {
       }
       for (const [revoke, victim] of [
         [() => sandbox(other.app).revokeToken(token.accessToken), token],
-        [() => other.app.inject({ method: 'DELETE', url: `/sandbox/apps/${app.app_id}/users/${user.user_id}/consent` }), member],
+        [
+          () =>
+            other.app.inject({
+              method: 'DELETE',
+              url: `/sandbox/apps/${app.app_id}/users/${user.user_id}/consent`,
+              headers: SANDBOX_CLIENT,
+            }),
+          member,
+        ],
       ] as const) {
         await revoke()
         const revokedAt = Date.now()

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { PaymentDTO } from '../../src/payments/payment-dto.js'
 import { pay } from '../helpers/ledger.js'
-import { json, type SandboxApp, type SandboxUser, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
+import { json, SANDBOX_CLIENT, type SandboxApp, type SandboxUser, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
 
 interface Event {
   kind: string
@@ -62,7 +62,7 @@ describe('payment timeline', () => {
     const response = await platform.app.inject({
       method: method as 'GET',
       url,
-      headers: auth === undefined ? {} : { authorization: auth },
+      headers: auth === undefined ? SANDBOX_CLIENT : { ...SANDBOX_CLIENT, authorization: auth },
       ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
     })
     return {

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import { type Kysely, sql } from 'kysely'
 import type { DB } from '../../src/db/schema.js'
 import { startNodes } from '../helpers/nodes.js'
-import { json, type SandboxApp, sandbox, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
+import { json, SANDBOX_CLIENT, type SandboxApp, sandbox, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
 import { freePort, httpNode, PlinthProcess, setUpBackend } from '../helpers/server-process.js'
 
 /** Tables that are the sandbox's machinery, not the platform's state (the request log is the record of calls: kept, checked apart). */
@@ -56,7 +56,12 @@ async function paidPayment(app: FastifyInstance, db: Kysely<DB>, shop: SandboxAp
 }
 
 const post = (app: FastifyInstance, url: string, payload?: unknown) =>
-  app.inject({ method: 'POST', url, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) })
+  app.inject({
+    method: 'POST',
+    url,
+    headers: SANDBOX_CLIENT,
+    ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
+  })
 
 describe('reset and snapshots', () => {
   let platform: TestPlatform
@@ -115,7 +120,7 @@ describe('reset and snapshots', () => {
   })
 
   it('reset with no body seeds the demo, as a sandbox start does; its new key works', async () => {
-    const reset = await platform.app.inject({ method: 'POST', url: '/sandbox/reset' })
+    const reset = await platform.app.inject({ method: 'POST', url: '/sandbox/reset', headers: SANDBOX_CLIENT })
     assert.equal(reset.statusCode, 200, reset.body)
     const body = json<{ seed: string; demo: { app_id: string; api_key: string; username: string } }>(reset)
     assert.equal(body.seed, 'demo')
@@ -187,7 +192,7 @@ describe('reset and snapshots', () => {
     const unknown = await post(platform.app, '/sandbox/snapshots/nope/restore')
     assert.equal(unknown.statusCode, 404)
     assert.equal(json(unknown).error, 'snapshot_not_found')
-    assert.equal((await platform.app.inject({ method: 'DELETE', url: '/sandbox/snapshots/nope' })).statusCode, 404)
+    assert.equal((await platform.app.inject({ method: 'DELETE', url: '/sandbox/snapshots/nope', headers: SANDBOX_CLIENT })).statusCode, 404)
 
     for (const name of ['Base', '-x', '_x', 'a'.repeat(64), 'a.b', 'a b', '', 'é']) {
       const response = await post(platform.app, '/sandbox/snapshots', { name })
@@ -201,8 +206,11 @@ describe('reset and snapshots', () => {
     assert.equal(full.statusCode, 409)
     assert.equal(json(full).error, 'too_many_snapshots')
     for (let i = 1; i < 20; i++)
-      assert.equal((await platform.app.inject({ method: 'DELETE', url: `/sandbox/snapshots/s${i}` })).statusCode, 204)
-    assert.equal((await platform.app.inject({ method: 'DELETE', url: '/sandbox/snapshots/base' })).statusCode, 204)
+      assert.equal(
+        (await platform.app.inject({ method: 'DELETE', url: `/sandbox/snapshots/s${i}`, headers: SANDBOX_CLIENT })).statusCode,
+        204,
+      )
+    assert.equal((await platform.app.inject({ method: 'DELETE', url: '/sandbox/snapshots/base', headers: SANDBOX_CLIENT })).statusCode, 204)
     assert.deepEqual(json(await platform.app.inject({ method: 'GET', url: '/sandbox/snapshots' })).snapshots, [])
   })
 

@@ -4,7 +4,7 @@ import { syncBuiltinESMExports } from 'node:module'
 import { after, before, describe, it, mock } from 'node:test'
 import { Keypair } from '@stellar/stellar-base'
 import { keyPrincipal } from '../../src/http/auth.js'
-import { json, sandbox, startPlatform, type TestPlatform, uniqueName } from '../helpers/platform.js'
+import { json, SANDBOX_CLIENT, sandbox, startPlatform, type TestPlatform, uniqueName } from '../helpers/platform.js'
 
 const whoami = (app: TestPlatform['app'], key: string) =>
   app.inject({ method: 'GET', url: '/test/whoami', headers: { authorization: `Key ${key}` } })
@@ -22,7 +22,12 @@ describe('sandbox API', () => {
   after(() => platform.close())
 
   const post = (url: string, payload?: unknown) =>
-    platform.app.inject({ method: 'POST', url, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) })
+    platform.app.inject({
+      method: 'POST',
+      url,
+      headers: SANDBOX_CLIENT,
+      ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
+    })
 
   describe('apps', () => {
     it('creates an app on Pi Testnet by default, with a wallet and a working key', async () => {
@@ -77,7 +82,11 @@ describe('sandbox API', () => {
     it("cannot revoke another app's key, and says key_not_found", async () => {
       const appA = await sb.createApp()
       const appB = await sb.createApp()
-      const response = await platform.app.inject({ method: 'DELETE', url: `/sandbox/apps/${appA.app_id}/keys/${appB.key_id}` })
+      const response = await platform.app.inject({
+        method: 'DELETE',
+        url: `/sandbox/apps/${appA.app_id}/keys/${appB.key_id}`,
+        headers: SANDBOX_CLIENT,
+      })
       assert.equal(response.statusCode, 404)
       assert.equal(json(response).error, 'key_not_found')
       assert.equal((await whoami(platform.app, appB.api_key)).statusCode, 200)

@@ -7,7 +7,7 @@ import type { InjectOptions } from 'fastify'
 import { sha256Hex } from '../../src/lib/crypto.js'
 import { seedDemo } from '../../src/sandbox/demo-seed.js'
 import { pay } from '../helpers/ledger.js'
-import { dumpDatabase, sandbox, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
+import { dumpDatabase, SANDBOX_CLIENT, sandbox, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
 import { storedForms } from '../helpers/secret-forms.js'
 
 describe('secrets at rest', () => {
@@ -98,7 +98,10 @@ describe('secrets at rest after whole flows', () => {
       seeds.push(other.wallet.seed)
       const withdrawn = await sb.authenticate(app.app_id, other.user_id, scopes)
       tokens.push(withdrawn.accessToken)
-      await call({ method: 'DELETE', url: `/sandbox/apps/${app.app_id}/users/${other.user_id}/consent`, headers: admin }, 200)
+      await call(
+        { method: 'DELETE', url: `/sandbox/apps/${app.app_id}/users/${other.user_id}/consent`, headers: { ...admin, ...SANDBOX_CLIENT } },
+        200,
+      )
 
       // A2U: the app signs with its own seed; U2A: the platform signs with the user's sealed seed.
       const a2u = await call(

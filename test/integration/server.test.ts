@@ -52,7 +52,9 @@ describe('the server process', () => {
     const appId = /Demo app\s+Plinth Demo, app_id (\S+)/.exec(banner)?.[1]
     assert.ok(appId, 'the first start shows the demo app')
     assert.doesNotMatch(banner, /server API key \S+\s+\(shown once/)
-    const mint = new RegExp(`printed only to a terminal; make one: curl -s -X POST ${base}/sandbox/apps/${appId}/keys\\n`)
+    const mint = new RegExp(
+      `printed only to a terminal; make one: curl -s -X POST ${base}/sandbox/apps/${appId}/keys -H 'X-Plinth-Client: curl'\\n`,
+    )
     assert.match(banner, mint)
     if (TEST_DB === 'pglite') {
       assert.ok(existsSync(join(dataDir, 'pgdata')))
@@ -67,7 +69,7 @@ describe('the server process', () => {
     assert.equal(me.status, 401)
 
     // The printed command makes a working key.
-    const minted = await fetch(`${base}/sandbox/apps/${appId}/keys`, { method: 'POST' })
+    const minted = await fetch(`${base}/sandbox/apps/${appId}/keys`, { method: 'POST', headers: { 'x-plinth-client': 'curl' } })
     assert.equal(minted.status, 201)
     const { api_key: key } = (await minted.json()) as { api_key: string }
     const keyed = await fetch(`${base}/v2/payments/incomplete_server_payments`, { headers: { authorization: `Key ${key}` } })

@@ -63,7 +63,24 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ HOST: '::1', PORT: '81' }).publicUrl, 'http://[::1]:81')
   })
 
+  it('reads PLINTH_ALLOWED_HOSTS as comma-separated names and addresses, lower-cased (none by default)', () => {
+    assert.deepEqual(loadConfig({}).allowedHosts, [])
+    assert.deepEqual(loadConfig({ PLINTH_ALLOWED_HOSTS: '' }).allowedHosts, [])
+    assert.deepEqual(loadConfig({ PLINTH_ALLOWED_HOSTS: ' Plinth.LAN , 192.168.1.20,[fd00::7], devbox.example., ' }).allowedHosts, [
+      'plinth.lan',
+      '192.168.1.20',
+      '[fd00::7]',
+      'devbox.example.',
+    ])
+  })
+
   const bad: Array<[string, Record<string, string>, RegExp]> = [
+    ['an allowed host with a port', { PLINTH_ALLOWED_HOSTS: 'plinth.lan:8080' }, /PLINTH_ALLOWED_HOSTS .*got "plinth.lan:8080"/],
+    ['an allowed host with a scheme', { PLINTH_ALLOWED_HOSTS: 'http://plinth.lan' }, /PLINTH_ALLOWED_HOSTS/],
+    ['an allowed IPv6 address without brackets', { PLINTH_ALLOWED_HOSTS: 'fd00::7' }, /PLINTH_ALLOWED_HOSTS .*brackets/],
+    ['an allowed host with a wildcard', { PLINTH_ALLOWED_HOSTS: '*.example' }, /PLINTH_ALLOWED_HOSTS/],
+    ['an allowed host with a space inside', { PLINTH_ALLOWED_HOSTS: 'a b' }, /PLINTH_ALLOWED_HOSTS/],
+    ['too many allowed hosts', { PLINTH_ALLOWED_HOSTS: Array.from({ length: 101 }, (_, i) => `h${i}.example`).join(',') }, /at most 100/],
     ['a non-numeric port', { PORT: 'eighty' }, /PORT must be a whole number/],
     ['a port out of range', { PORT: '70000' }, /PORT must be between/],
     ['a host that is no address (300.1.1.1)', { HOST: '300.1.1.1' }, /HOST must be an IPv4 or IPv6 address or a host name/],

@@ -24,7 +24,8 @@ export function setAdminToken(token) {
 
 /** One call; answers the parsed JSON or throws ApiError with the platform's code and message. */
 export async function call(path, { method = 'GET', body, token, admin = false } = {}) {
-  const headers = { accept: 'application/json' }
+  // The page names itself: a body-less POST without it is refused (docs/security.md, "Requests from other sites").
+  const headers = { accept: 'application/json', 'x-plinth-client': 'sandbox-page' }
   if (body !== undefined) headers['content-type'] = 'application/json'
   if (token !== undefined) headers.authorization = `Bearer ${token}`
   const admins = admin ? adminToken() : undefined
