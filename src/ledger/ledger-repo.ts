@@ -347,3 +347,14 @@ export function ledgerRepo(db: Kysely<DB>) {
 }
 
 export type LedgerRepo = ReturnType<typeof ledgerRepo>
+
+/**
+ * The last ledger before the current world's numbering began: a reset or a restore sets the
+ * start of `ledger_numbers` with its next number (world-repo.ts), so start − 1 (0 on a platform
+ * never reset). Streams resume there after a reset or a restore (horizon/streaming.ts).
+ */
+export async function worldStartLedger(db: Kysely<DB>): Promise<bigint> {
+  const { rows } = await sql<{ start: string }>`
+    select seqstart::text as start from pg_sequence where seqrelid = 'ledger_numbers'::regclass`.execute(db)
+  return BigInt(rows[0]?.start ?? '1') - 1n
+}
