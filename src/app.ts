@@ -29,7 +29,7 @@ import { meRoutes } from './identity/me-routes.js'
 import { horizonRoutes } from './ledger/horizon/index.js'
 import { streamHub } from './ledger/horizon/streaming.js'
 import { problem } from './ledger/ledger-errors.js'
-import { worldStartLedger } from './ledger/ledger-repo.js'
+import { drawnLedger, worldStartLedger } from './ledger/ledger-repo.js'
 import { ledgerSandboxRoutes } from './ledger/ledger-sandbox-routes.js'
 import { ledgerServiceFactory } from './ledger/ledger-service.js'
 import { ledgerTip } from './ledger/ledger-tip.js'
@@ -289,6 +289,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     limits: config.streams ?? streamLimits(),
     latestLedger: async () => BigInt((await ledger.latestLedger()).sequence),
     worldStart: () => worldStartLedger(db),
+    drawnLedger: () => drawnLedger(db),
     log: app.log,
   })
   // Open streams end first (with Horizon's `close`, so clients reconnect elsewhere): a stop never waits on them.

@@ -17,8 +17,8 @@ import { afterLedgerToken, cursorLedger } from '../paging-tokens.js'
  * A reset or a restore (a new world, whose ledger numbers go back) ends every open stream on
  * every process with `close`, its last `id` the position where the new world's numbering began
  * (`worldStart`): a client that reconnects with that Last-Event-ID gets every transaction of the
- * new world. A cursor or Last-Event-ID beyond the newest ledger can only come from a world that
- * was replaced (no record past the tip has been served), so it resumes there too: stellar-sdk,
+ * new world. A cursor or Last-Event-ID past every ledger number drawn can only come from a world
+ * that was replaced (no record past them has been served), so it resumes there too: stellar-sdk,
  * which reconnects after `close` with `cursor` = the last record it received, gets the new world's
  * transactions, none skipped (docs/ledger.md, "Streams across a reset or a restore").
  */
@@ -75,6 +75,8 @@ export interface StreamHubDeps {
   latestLedger: () => Promise<bigint>
   /** The last ledger before the current world's numbering began (0 before any reset or restore). */
   worldStart: () => Promise<bigint>
+  /** The highest ledger number drawn, committed or not: a cursor past it was served by a replaced world. */
+  drawnLedger: () => Promise<bigint>
   log: FastifyBaseLogger
 }
 
@@ -118,8 +120,8 @@ export function streamHub(deps: StreamHubDeps) {
     }
     if (cursor === 'now') return afterLedgerToken(await deps.latestLedger())
     const ledger = cursor === undefined ? undefined : cursorLedger(cursor)
-    // Past the tip: a position in a world a reset or a restore replaced; the new world starts after worldStart.
-    if (ledger !== undefined && ledger > (await deps.latestLedger())) return afterLedgerToken(await deps.worldStart())
+    // Past every number drawn: a position in a world a reset or a restore replaced; the new world starts after worldStart.
+    if (ledger !== undefined && ledger > (await deps.drawnLedger())) return afterLedgerToken(await deps.worldStart())
     return cursor
   }
 
