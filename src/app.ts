@@ -9,6 +9,7 @@ import { adsRoutes, adsSandboxRoutes } from './ads/ads-routes.js'
 import { adsServiceFactory } from './ads/ads-service.js'
 import { appsServiceFactory } from './apps/apps-service.js'
 import type { PlatformClock } from './clock/clock.js'
+import { clockRepo } from './clock/clock-repo.js'
 import { type Config, type StreamLimits, streamLimits } from './config.js'
 import { consoleRoutes } from './console/console-routes.js'
 import type { Listen } from './db/database.js'
@@ -29,6 +30,7 @@ import { meRoutes } from './identity/me-routes.js'
 import { horizonRoutes } from './ledger/horizon/index.js'
 import { streamHub } from './ledger/horizon/streaming.js'
 import { problem } from './ledger/ledger-errors.js'
+import { drawnLedger, worldStartLedger } from './ledger/ledger-repo.js'
 import { ledgerSandboxRoutes } from './ledger/ledger-sandbox-routes.js'
 import { ledgerServiceFactory } from './ledger/ledger-service.js'
 import { ledgerTip } from './ledger/ledger-tip.js'
@@ -228,7 +230,27 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   registerBodyParsers(app, { bodyLimit: BODY_LIMIT })
 
-  registerErrorHandling(app, routes)
+  // Sandbox mode: the clock epoch each request started in. A reset or a restore starts a new one, so an
+  // unexpected error of a request that ran across one is answered as a 503 to retry (http/errors.ts).
+  const startedIn = new WeakMap<FastifyRequest, number>()
+  if (config.mode === 'sandbox') {
+    app.addHook('onRequest', (request, _reply, done) => {
+      startedIn.set(request, clock.epoch())
+      done()
+    })
+  }
+  registerErrorHandling(
+    app,
+    routes,
+    config.mode === 'sandbox'
+      ? {
+          replacedDuring: async (request) => {
+            const started = startedIn.get(request)
+            return started !== undefined && (await clockRepo(db).read()).epoch !== started
+          },
+        }
+      : {},
+  )
   app.addSchema(ErrorBody)
 
   await app.register(swagger, {
@@ -276,6 +298,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     tip,
     limits: config.streams ?? streamLimits(),
     latestLedger: async () => BigInt((await ledger.latestLedger()).sequence),
+    worldStart: () => worldStartLedger(db),
+    drawnLedger: () => drawnLedger(db),
     log: app.log,
   })
   // Open streams end first (with Horizon's `close`, so clients reconnect elsewhere): a stop never waits on them.
@@ -341,6 +365,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (sync !== undefined) {
     app.addHook('onReady', () => sync.start())
     app.addHook('onClose', () => sync.stop())
+    // A reset or a restore (a new clock epoch; a clock reset too) ends every stream here before this process acknowledges it.
+    let epoch = clock.epoch()
+    sync.onChange(async () => {
+      if (clock.epoch() === epoch) return
+      epoch = clock.epoch()
+      await streams.worldReplaced()
+    })
   }
 
   registerAuth(app, {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
 import type { Duplex } from 'node:stream'
-import type { ConnectionError, FastifyError, FastifyInstance } from 'fastify'
+import type { ConnectionError, FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
 import { type Static, Type } from 'typebox'
 import type { RouteTable } from './routing.js'
 
@@ -163,9 +163,27 @@ export function toApiError(error: FastifyError | ApiError | Error, bodyLimit?: n
   return { error: new ApiError('unknown_error', 'An unexpected error occurred.'), unexpected: true }
 }
 
-export function registerErrorHandling(app: FastifyInstance, routes: RouteTable): void {
-  app.setErrorHandler((thrown: FastifyError, request, reply) => {
-    const { error, unexpected } = toApiError(thrown, request.routeOptions.bodyLimit)
+export interface ErrorHandlingOptions {
+  /**
+   * Sandbox mode: whether a reset or a restore committed while `request` ran. An unexpected error
+   * of such a request (it read part of the old platform and part of the new) is answered as a 503
+   * the client can retry, not a 500 (docs/testing.md, "Reset and snapshots").
+   */
+  replacedDuring?: (request: FastifyRequest) => Promise<boolean>
+}
+
+/** What a request that ran across a reset or a restore and failed on it answers. */
+export const REPLACED_MESSAGE =
+  'The platform was reset or a snapshot was restored while this request ran; the new platform keeps nothing of it. Send it again.'
+
+export function registerErrorHandling(app: FastifyInstance, routes: RouteTable, options: ErrorHandlingOptions = {}): void {
+  app.setErrorHandler(async (thrown: FastifyError, request, reply) => {
+    let { error, unexpected } = toApiError(thrown, request.routeOptions.bodyLimit)
+    if (unexpected && options.replacedDuring !== undefined && (await options.replacedDuring(request).catch(() => false))) {
+      request.log.warn({ err: thrown }, 'a request failed across a reset or a restore')
+      error = new ApiError('service_unavailable', REPLACED_MESSAGE).retryAfter(1)
+      unexpected = false
+    }
     if (unexpected) {
       request.log.error({ err: thrown }, 'unexpected error')
       error.extra.request_id = request.id

@@ -84,3 +84,15 @@ export function notFound(detail = 'The resource at the url requested was not fou
 export function badParameter(field: string, reason: string): LedgerError {
   return new LedgerError(problem('bad_request', `The ${field} must be ${reason}.`, { invalid_field: field, reason }))
 }
+
+/**
+ * A transaction that committed, then was erased by a reset or a restore before its request could
+ * read it back: in the world that answers, it was never applied (503, submit it again).
+ */
+export function erasedByReplace(hash: string): HorizonProblem {
+  return problem(
+    'service_unavailable',
+    `The platform was reset or a snapshot was restored while transaction ${hash} was being applied: it is not in the ledger. Submit it again.`,
+    { reason: 'world_replaced' },
+  )
+}

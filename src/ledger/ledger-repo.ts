@@ -353,3 +353,21 @@ export function ledgerRepo(db: Kysely<DB>) {
 }
 
 export type LedgerRepo = ReturnType<typeof ledgerRepo>
+
+/**
+ * The last ledger before the current world's numbering began: a reset or a restore sets the
+ * start of `ledger_numbers` with its next number (world-repo.ts), so start − 1 (0 on a platform
+ * never reset). Streams resume there after a reset or a restore (horizon/streaming.ts).
+ */
+export async function worldStartLedger(db: Kysely<DB>): Promise<bigint> {
+  const { rows } = await sql<{ start: string }>`
+    select seqstart::text as start from pg_sequence where seqrelid = 'ledger_numbers'::regclass`.execute(db)
+  return BigInt(rows[0]?.start ?? '1') - 1n
+}
+
+/** The highest ledger number drawn in this world, committed or not (sequences are not transactional): no served cursor is past it. */
+export async function drawnLedger(db: Kysely<DB>): Promise<bigint> {
+  const { rows } = await sql<{ last: string }>`
+    select (case when is_called then last_value else last_value - 1 end)::text as last from ledger_numbers`.execute(db)
+  return BigInt(rows[0]?.last ?? '0')
+}

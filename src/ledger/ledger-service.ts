@@ -6,7 +6,7 @@ import { inTransaction } from '../db/transaction.js'
 import { sha256Hex } from '../lib/crypto.js'
 import { parseInt64Id } from '../lib/integers.js'
 import { AmountError, formatAmount, parseAmount, parseStoredAmount } from './amounts.js'
-import { badParameter, LedgerError, malformed, refused } from './ledger-errors.js'
+import { badParameter, erasedByReplace, LedgerError, malformed, refused } from './ledger-errors.js'
 import { ledgerHistory, toOperation } from './ledger-history.js'
 import { type AccountRow, type LedgerRow, ledgerRepo, type Page, type TransactionRow } from './ledger-repo.js'
 import {
@@ -349,7 +349,9 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
     }
     const hash = hashOf()
     const row = await repo.findTransaction(hash)
-    if (row === undefined) throw new Error(`transaction ${hash} committed but is not in the ledger`)
+    // Only a reset or a restore that committed between the two erases a committed transaction: the
+    // request answers as the new world has it, not applied (docs/ledger.md, "Reset and restore").
+    if (row === undefined) throw new LedgerError(erasedByReplace(hash))
     onLedgerClosed?.(row.ledger)
     return { ...toTransaction(row), operations }
   }

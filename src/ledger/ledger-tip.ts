@@ -128,6 +128,17 @@ export function ledgerTip(deps: LedgerTipDeps) {
       })
     },
 
+    /**
+     * A reset or a restore put the ledger back: the tip is `ledger` now, even if lower (every stream
+     * open on the old world is ended by its hub; new ones wait past the new tip).
+     */
+    rewind(ledger: bigint): void {
+      tip = ledger
+      const woken = [...waiters]
+      waiters.clear()
+      for (const wake of woken) wake()
+    },
+
     /** How many wait, and how many hold the tip (none once every stream is gone). */
     usage: () => ({ waiting: waiters.size, holders }),
 

@@ -50,3 +50,9 @@ export function afterLedgerToken(ledger: bigint): string {
 export function operationBound(cursor: bigint): readonly [ledger: bigint, index: bigint] {
   return [cursor / LEDGER_SHIFT, (cursor % LEDGER_SHIFT) - TRANSACTION_ORDER - 1n]
 }
+
+/** The ledger a paging token points into (a TOID's, or an effect token's "TOID-n"); undefined for anything else. */
+export function cursorLedger(cursor: string): bigint | undefined {
+  const toid = /^([0-9]{1,19})(?:-[0-9]{1,10})?$/.exec(cursor)?.[1]
+  return toid === undefined ? undefined : BigInt(toid) / LEDGER_SHIFT
+}

@@ -1,3 +1,4 @@
+import { ApiError } from '../http/errors.js'
 import { LedgerError, problem } from '../ledger/ledger-errors.js'
 import type { LedgerService, OnTransactionApplied } from '../ledger/ledger-service.js'
 import { paymentsRepo } from './payments-repo.js'
@@ -38,6 +39,9 @@ export function paymentsLedger(ledger: Pick<LedgerService, 'submitSigned' | 'get
         })
         return { ok: true, hash: applied.hash }
       } catch (error) {
+        // Applied, then erased by a reset or a restore before it was read back: not applied, in the world that answers.
+        if (error instanceof LedgerError && error.problem.extras?.reason === 'world_replaced')
+          throw new ApiError('service_unavailable', error.problem.detail).retryAfter(1)
         const codes = error instanceof LedgerError ? error.resultCodes : undefined
         if (codes === undefined) throw error
         return codes.operations === undefined

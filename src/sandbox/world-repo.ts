@@ -32,13 +32,30 @@ export const KEPT_TABLES: ReadonlySet<string> = new Set([
  */
 export const TRANSIENT_TABLES: ReadonlySet<string> = new Set(['credential_events', 'sandbox_faults'])
 
+/**
+ * The column whose values each standalone sequence hands out: a snapshot derives the sequence's
+ * value from the rows it saves (owned sequences name their column in the catalog). A standalone
+ * sequence missing here stops every snapshot (readCatalog throws) rather than save a value read
+ * outside the snapshot's view.
+ */
+const STANDALONE_SEQUENCES: Readonly<Record<string, { table: string; column: string }>> = {
+  ledger_numbers: { table: 'ledger_transactions', column: 'ledger' },
+}
+
+export interface SavedSequence {
+  name: string
+  /** The saved table and column holding the values it handed out. */
+  table: string
+  column: string
+}
+
 export interface Catalog {
   /** Tables a reset or a restore empties. */
   cleared: string[]
   /** Tables a snapshot saves, parents before children (the order a restore inserts them in). */
   saved: string[]
   /** Sequences a reset restarts and a snapshot saves: standalone ones, and those owned by a saved table. */
-  sequences: string[]
+  sequences: SavedSequence[]
 }
 
 export interface SequenceValue {
@@ -55,12 +72,13 @@ export async function readCatalog(db: Kysely<DB>): Promise<Catalog> {
     join pg_class ch on ch.oid = k.conrelid join pg_class pa on pa.oid = k.confrelid
     join pg_namespace n on n.oid = ch.relnamespace
     where k.contype = 'f' and n.nspname = current_schema() and ch.oid <> pa.oid`.execute(db)
-  const sequences = await sql<{ name: string; owner: string | null }>`
-    select s.relname as name, t.relname as owner from pg_class s
+  const sequences = await sql<{ name: string; owner: string | null; column: string | null }>`
+    select s.relname as name, t.relname as owner, a.attname as column from pg_class s
     join pg_namespace n on n.oid = s.relnamespace
     left join pg_depend d on d.classid = 'pg_class'::regclass and d.objid = s.oid
       and d.refclassid = 'pg_class'::regclass and d.deptype in ('a', 'i')
     left join pg_class t on t.oid = d.refobjid
+    left join pg_attribute a on a.attrelid = d.refobjid and a.attnum = d.refobjsubid
     where s.relkind = 'S' and n.nspname = current_schema() order by s.relname`.execute(db)
 
   const cleared = tables.rows.map((row) => row.name).filter((name) => !KEPT_TABLES.has(name))
@@ -79,11 +97,18 @@ export async function readCatalog(db: Kysely<DB>): Promise<Catalog> {
       saved.push(name)
     }
   }
-  return {
-    cleared,
-    saved,
-    sequences: sequences.rows.filter((row) => row.owner === null || savedSet.has(row.owner)).map((row) => row.name),
+  const savedSequences: SavedSequence[] = []
+  for (const row of sequences.rows) {
+    if (row.owner !== null) {
+      if (savedSet.has(row.owner) && row.column !== null) savedSequences.push({ name: row.name, table: row.owner, column: row.column })
+      continue
+    }
+    const source = STANDALONE_SEQUENCES[row.name]
+    if (source === undefined || !savedSet.has(source.table))
+      throw new Error(`the sequence ${row.name} names no saved column its values come from (world-repo.ts, STANDALONE_SEQUENCES)`)
+    savedSequences.push({ name: row.name, ...source })
   }
+  return { cleared, saved, sequences: savedSequences }
 }
 
 /** The repository over one transaction. */
@@ -100,18 +125,26 @@ export function worldRepo(trx: Kysely<DB>) {
       await sql`truncate table ${sql.join(tables.map((table) => sql.table(table)))}`.execute(trx)
     },
 
-    /** ALTER SEQUENCE is transactional (unlike setval): a rolled-back reset leaves the numbers as they were. */
-    async restartSequence(name: string, value?: number): Promise<void> {
-      if (value === undefined) await sql`alter sequence ${sql.table(name)} restart`.execute(trx)
-      else await sql`alter sequence ${sql.table(name)} restart with ${sql.lit(value)}`.execute(trx)
+    /**
+     * The sequence's next number `value`, and its start too: the start is where the current world's
+     * numbering began (`worldStartLedger` in ledger-repo.ts reads it for streams). ALTER SEQUENCE is
+     * transactional (unlike setval): a rolled-back reset leaves the numbers as they were.
+     */
+    async restartSequence(name: string, value: number): Promise<void> {
+      await sql`alter sequence ${sql.table(name)} start with ${sql.lit(value)} restart with ${sql.lit(value)}`.execute(trx)
     },
 
-    async readSequence(name: string): Promise<SequenceValue> {
-      const { rows } = await sql<{ last: string; called: boolean }>`
-        select last_value::text as last, is_called as called from ${sql.table(name)}`.execute(trx)
-      const row = rows[0]
-      if (row === undefined) throw new Error(`sequence ${name} answered no row`)
-      return { last: Number(row.last), called: row.called }
+    /**
+     * A sequence's value as the rows of this transaction's snapshot show it: the highest value its
+     * column holds. PostgreSQL's sequences are not transactional (last_value read in a REPEATABLE
+     * READ transaction is the latest, drawn by writers the snapshot does not see), so the value is
+     * derived from the rows saved with it: the next number after a restore is max + 1.
+     */
+    async sequenceFromRows(sequence: SavedSequence): Promise<SequenceValue> {
+      const { rows } = await sql<{ last: string | null }>`
+        select max(${sql.ref(sequence.column)})::text as last from ${sql.table(sequence.table)}`.execute(trx)
+      const last = rows[0]?.last ?? null
+      return last === null ? { last: 1, called: false } : { last: Number(last), called: true }
     },
 
     /** The clock back to `offsetMs` in a new epoch: every process drops the credentials it cached (credential-cache.ts). */

@@ -14,8 +14,9 @@ import { type Catalog, readCatalog, type SequenceValue, worldRepo } from './worl
  *   the `demo` seed, creates the demo app and user again, all in one transaction. TRUNCATE takes
  *   every table's lock in that statement, so a concurrent request sees the old world or the new.
  * - A snapshot is every row of every saved table as jsonb in `sandbox_snapshot_rows`, taken in
- *   one REPEATABLE READ transaction (one consistent view), with the sequences' values and the
- *   clock's offset. A restore empties the tables as a reset does, inserts the rows back (parents
+ *   one REPEATABLE READ transaction (one consistent view), with the sequences' values derived
+ *   from those same rows (max of the column each fills: a sequence read directly is not in the
+ *   snapshot's view) and the clock's offset. A restore empties the tables as a reset does, inserts the rows back (parents
  *   first, ids kept), sets the sequences and the clock's offset: one transaction.
  * - Both start a new clock epoch and bump the sandbox generation, and answer once every process
  *   has taken them (sandbox-sync.ts): no process serves a credential cached before.
@@ -88,7 +89,7 @@ export function worldServiceFactory(deps: WorldDeps) {
       return replaceWorld(async (trx, known) => {
         const repo = worldRepo(trx)
         await repo.truncate(known.cleared)
-        for (const sequence of known.sequences) await repo.restartSequence(sequence)
+        for (const sequence of known.sequences) await repo.restartSequence(sequence.name, 1)
         await repo.setClock(0)
         if (seed === 'empty') return { seed }
         const demo = await seedDemo(trx, { clock: fixedClock(0), secretKey: deps.secretKey })
@@ -112,7 +113,7 @@ export function worldServiceFactory(deps: WorldDeps) {
           const createdAt = await repo.insertSnapshot(name, await repo.clockOffsetMs())
           for (const table of known.saved) await repo.saveRows(name, table)
           const sequences: Record<string, SequenceValue> = {}
-          for (const sequence of known.sequences) sequences[sequence] = await repo.readSequence(sequence)
+          for (const sequence of known.sequences) sequences[sequence.name] = await repo.sequenceFromRows(sequence)
           const bytes = await repo.finishSnapshot(name, sequences)
           return { name, createdAt, bytes }
         })
@@ -127,8 +128,8 @@ export function worldServiceFactory(deps: WorldDeps) {
         for (const table of known.saved) await repo.restoreRows(name, table)
         const saved = snapshot.sequences as Record<string, SequenceValue | undefined>
         for (const sequence of known.sequences) {
-          const value = saved[sequence]
-          await repo.restartSequence(sequence, value === undefined ? undefined : value.called ? value.last + 1 : value.last)
+          const value = saved[sequence.name]
+          await repo.restartSequence(sequence.name, value === undefined ? 1 : value.called ? value.last + 1 : value.last)
         }
         await repo.setClock(Number(snapshot.clock_offset_ms))
       })

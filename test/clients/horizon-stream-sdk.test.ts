@@ -180,3 +180,73 @@ describe('stellar-sdk Horizon.Server streams against a real Plinth process', () 
     stream.close()
   })
 })
+
+describe('stellar-sdk streams across a restore and a reset', () => {
+  let platform: ClientPlatform
+  let server: Horizon.Server
+  after(() => platform?.close())
+
+  async function funded(): Promise<Keypair> {
+    const key = Keypair.random()
+    const response = await platform.node.inject({
+      method: 'POST',
+      url: '/sandbox/ledger/fund',
+      payload: { address: key.publicKey(), amount: '1000' },
+    })
+    assert.equal(response.statusCode, 200, response.body)
+    return key
+  }
+
+  /** Once the server holds `n` open streams (the SDK reconnects on its own after a world change's close). */
+  async function openStreams(n: number): Promise<void> {
+    let open = -1
+    for (let i = 0; i < 500 && open !== n; i++) {
+      const metrics = await platform.node.inject({ method: 'GET', url: '/metrics' })
+      open = Number(/^plinth_ledger_streams_open (\d+)$/m.exec(metrics.body)?.[1] ?? -1)
+      if (open !== n) await sleep(20)
+    }
+    assert.equal(open, n, 'open streams')
+  }
+
+  it('a stream keeps delivering the new transactions after a restore, and after a reset', async () => {
+    platform = await startClientPlatform()
+    server = new Horizon.Server(`${platform.base}/ledger`, { allowHttp: true })
+    const sender = await funded()
+    const receiver = await funded()
+    const basePay = (amount: string) => pay(platform.node, { seed: sender.secret(), to: receiver.publicKey(), amount })
+    const before = [await basePay('1'), await basePay('2')]
+    assert.equal((await platform.node.inject({ method: 'POST', url: '/sandbox/snapshots', payload: { name: 'two' } })).statusCode, 201)
+    before.push(await basePay('3'), await basePay('4'))
+
+    const stream = watch(server.transactions())
+    await stream.count(4)
+    assert.deepEqual(stream.messages.map((tx) => tx.hash).slice(-4), before)
+
+    assert.equal((await platform.node.inject({ method: 'POST', url: '/sandbox/snapshots/two/restore' })).statusCode, 200)
+    await openStreams(1)
+    const restored = [await basePay('5'), await basePay('6'), await basePay('7')]
+    const got = (await stream.count(before.length + 3)).slice()
+    assert.deepEqual(
+      got.slice(-3).map((tx) => tx.hash),
+      restored,
+      'the transactions after the restore, none skipped',
+    )
+
+    assert.equal((await platform.node.inject({ method: 'POST', url: '/sandbox/reset', payload: { seed: 'empty' } })).statusCode, 200)
+    await openStreams(1)
+    const [again, to] = [await funded(), (await funded()).publicKey()]
+    const afterReset = [
+      await pay(platform.node, { seed: again.secret(), to, amount: '1' }),
+      await pay(platform.node, { seed: again.secret(), to, amount: '2' }),
+    ]
+    const all = await stream.count(got.length + 2)
+    assert.equal(all.length, got.length + 2, 'nothing more')
+    assert.deepEqual(
+      all.slice(-2).map((tx) => tx.hash),
+      afterReset,
+      'the transactions after the reset',
+    )
+    stream.close()
+    assert.deepEqual(stream.errors, [])
+  })
+})

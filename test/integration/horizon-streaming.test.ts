@@ -2,11 +2,14 @@ import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { Keypair } from '@stellar/stellar-base'
+import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import { Agent, fetch } from 'undici'
 import { streamLimits } from '../../src/config.js'
 import { TIP_CHANNEL_SQL } from '../../src/ledger/ledger-tip.js'
+import { afterLedgerToken } from '../../src/ledger/paging-tokens.js'
 import { pay } from '../helpers/ledger.js'
+import { startNodes } from '../helpers/nodes.js'
 import { startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
 import { freePort, PlinthProcess, setUpBackend, sleep } from '../helpers/server-process.js'
 import { openSse, type SseEvent, type SseStream } from '../helpers/sse.js'
@@ -299,6 +302,121 @@ describe('ledger streaming: graceful shutdown', () => {
     } finally {
       await server.kill().catch(() => {})
       await setup.cleanup()
+    }
+  })
+})
+
+describe('ledger streaming: across a reset or a restore', () => {
+  /** Records (after the hello) until `count` are read; then what follows must be the world change's close. */
+  async function closeOf(stream: SseStream): Promise<SseEvent> {
+    for (;;) {
+      const event = await stream.next()
+      if (event.event === 'open') continue
+      assert.equal(event.event, 'close', `the stream ends with close, not ${JSON.stringify(event)}`)
+      await stream.ended
+      return event
+    }
+  }
+
+  it('a restore ends every open stream on every process; its last id, and a cursor from before, resume with every new transaction', async () => {
+    const cluster = await startNodes({ processes: TEST_DB === 'postgres' ? 2 : 1 })
+    const streams: SseStream[] = []
+    try {
+      const { nodes } = cluster
+      const first = nodes[0] as FastifyInstance
+      const bases = [await cluster.base(0), await cluster.base(nodes.length - 1)]
+      const fund = async () => {
+        const key = Keypair.random()
+        const response = await first.inject({
+          method: 'POST',
+          url: '/sandbox/ledger/fund',
+          payload: { address: key.publicKey(), amount: '100' },
+        })
+        assert.equal(response.statusCode, 200, response.body)
+        return key
+      }
+      const sender = await fund()
+      const receiver = (await fund()).publicKey()
+      for (let i = 0; i < 2; i++) await pay(first, { seed: sender.secret(), to: receiver, amount: '1' })
+      assert.equal((await first.inject({ method: 'POST', url: '/sandbox/snapshots', payload: { name: 'two' } })).statusCode, 201)
+      for (let i = 0; i < 3; i++) await pay(first, { seed: sender.secret(), to: receiver, amount: '1' })
+
+      const open = await Promise.all(bases.map((base) => openSse(`${base}/ledger/transactions`)))
+      streams.push(...open)
+      const seen = await Promise.all(open.map((stream) => take(stream, 5)))
+      const stale = (seen[0] as Paged[])[4]?.paging_token ?? ''
+
+      assert.equal((await first.inject({ method: 'POST', url: '/sandbox/snapshots/two/restore' })).statusCode, 200)
+      const closes = await Promise.all(open.map(closeOf))
+      for (const close of closes) assert.equal(close.id, afterLedgerToken(2n), 'the last id is where the restored ledger ends')
+
+      // Reconnects: with that last id (EventSource), with the cursor of the last record seen (stellar-sdk), with a stale Last-Event-ID.
+      const again = await Promise.all([
+        openSse(`${bases[0]}/ledger/transactions`, { 'last-event-id': closes[0]?.id ?? '' }),
+        openSse(`${bases[1]}/ledger/transactions?cursor=${stale}`),
+        openSse(`${bases[1]}/ledger/transactions`, { 'last-event-id': stale }),
+      ])
+      streams.push(...again)
+      const made: string[] = []
+      for (let i = 0; i < 3; i++) made.push(await pay(first, { seed: sender.secret(), to: receiver, amount: '1' }))
+      for (const stream of again) {
+        const records = await take(stream, 3)
+        assert.deepEqual(
+          records.map((record) => record.hash),
+          made,
+          'every transaction after the restore, none skipped',
+        )
+        assert.deepEqual(
+          records.map((record) => record.ledger),
+          [3, 4, 5],
+        )
+      }
+    } finally {
+      for (const stream of streams) stream.close()
+      await cluster.close()
+    }
+  })
+
+  it('a reset ends every open stream; a reconnect with its last id gets every transaction after it', async () => {
+    const cluster = await startNodes({ processes: TEST_DB === 'postgres' ? 2 : 1 })
+    const streams: SseStream[] = []
+    try {
+      const { nodes } = cluster
+      const first = nodes[0] as FastifyInstance
+      const base = await cluster.base(nodes.length - 1)
+      const fund = async () => {
+        const key = Keypair.random()
+        const response = await first.inject({
+          method: 'POST',
+          url: '/sandbox/ledger/fund',
+          payload: { address: key.publicKey(), amount: '100' },
+        })
+        assert.equal(response.statusCode, 200, response.body)
+        return key
+      }
+      let sender = await fund()
+      let receiver = (await fund()).publicKey()
+      for (let i = 0; i < 4; i++) await pay(first, { seed: sender.secret(), to: receiver, amount: '1' })
+      const stream = await openSse(`${base}/ledger/transactions?cursor=now`)
+      streams.push(stream)
+      assert.equal((await stream.next()).event, 'open')
+
+      assert.equal((await first.inject({ method: 'POST', url: '/sandbox/reset', payload: { seed: 'empty' } })).statusCode, 200)
+      const close = await closeOf(stream)
+      assert.equal(close.id, afterLedgerToken(0n))
+      const again = await openSse(`${base}/ledger/transactions?cursor=now`, { 'last-event-id': close.id ?? '' })
+      streams.push(again)
+      sender = await fund()
+      receiver = (await fund()).publicKey()
+      const made: string[] = []
+      for (let i = 0; i < 3; i++) made.push(await pay(first, { seed: sender.secret(), to: receiver, amount: '1' }))
+      assert.deepEqual(
+        (await take(again, 3)).map((record) => record.hash),
+        made,
+      )
+    } finally {
+      for (const stream of streams) stream.close()
+      await cluster.close()
     }
   })
 })

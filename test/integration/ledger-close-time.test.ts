@@ -6,7 +6,7 @@ import type { Kysely } from 'kysely'
 import { up as closeTimeMigration } from '../../src/db/migrations/0015-ledger-close-time.js'
 import { buildPayment, ledgerAccount, pay, submitEnvelope } from '../helpers/ledger.js'
 import { startNodes } from '../helpers/nodes.js'
-import { json, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
+import { json, SANDBOX_CLIENT, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
 
 /**
  * A ledger never closes before the ledger it follows (docs/ledger.md, "Close times never go back"): whichever
@@ -214,7 +214,7 @@ describe(`a sandbox clock move back holds the close time (${TEST_DB})`, () => {
     const moved = await payOnce()
     assert.ok(moved.closedAt >= first.closedAt + 3_599_000, 'the close time follows the clock forward')
 
-    const reset = await platform.app.inject({ method: 'POST', url: '/sandbox/clock/reset' })
+    const reset = await platform.app.inject({ method: 'POST', url: '/sandbox/clock/reset', headers: SANDBOX_CLIENT })
     assert.equal(reset.statusCode, 200, reset.body)
     assert.ok((await platformNow()) < moved.closedAt - 3_500_000, 'the platform clock is back to real time')
     const held = await payOnce()

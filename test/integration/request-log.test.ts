@@ -370,16 +370,19 @@ describe('request log redaction over real HTTP', () => {
       for (const form of loggedForms(secret)) assert.equal(stored.includes(form), false, `a form of a secret is stored: ${form}`)
     }
     const paths = rows.map((row) => row.path).sort()
-    assert.deepEqual(paths, [
-      '/v2/client/payments',
-      `/v2/payments/${paymentId}`,
-      `/v2/payments/${paymentId}`,
-      `/v2/payments/${paymentId}/complete`,
-      '/v2/payments/[redacted]',
-      '/v2/payments/[redacted]',
-      '/v2/payments/[redacted]/approve',
-      '/v2/payments/[redacted]/cancel',
-    ])
+    assert.deepEqual(
+      paths,
+      [
+        '/v2/client/payments',
+        `/v2/payments/${paymentId}`,
+        `/v2/payments/${paymentId}`,
+        `/v2/payments/${paymentId}/complete`,
+        '/v2/payments/[redacted]',
+        '/v2/payments/[redacted]',
+        '/v2/payments/[redacted]/approve',
+        '/v2/payments/[redacted]/cancel',
+      ].sort(),
+    )
     const [withId] = rows.filter((row) => row.request_id === '[redacted]')
     assert.ok(withId, 'the secret sent as a request id is not kept')
     // A JSON body is still JSON, the arrays under secret names redacted whole.

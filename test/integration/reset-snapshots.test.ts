@@ -3,9 +3,19 @@ import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { type Kysely, sql } from 'kysely'
 import type { DB } from '../../src/db/schema.js'
+import { buildPayment, ledgerAccount, pay } from '../helpers/ledger.js'
 import { startNodes } from '../helpers/nodes.js'
-import { json, SANDBOX_CLIENT, type SandboxApp, sandbox, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
-import { freePort, httpNode, PlinthProcess, setUpBackend } from '../helpers/server-process.js'
+import {
+  json,
+  SANDBOX_CLIENT,
+  type SandboxApp,
+  type SandboxUser,
+  sandbox,
+  startPlatform,
+  TEST_DB,
+  type TestPlatform,
+} from '../helpers/platform.js'
+import { freePort, httpNode, PlinthProcess, setUpBackend, sleep } from '../helpers/server-process.js'
 
 /** Tables that are the sandbox's machinery, not the platform's state (the request log is the record of calls: kept, checked apart). */
 const MACHINERY = /^(kysely_|sandbox_)|^credential_events$|^platform_clock$|^request_log$/
@@ -326,6 +336,253 @@ describe('reset and restore across processes', { skip: TEST_DB !== 'postgres' &&
           statuses.every((s) => s === 200 || s === 401),
           `round ${round}: ${statuses.filter((s) => s !== 200 && s !== 401).join(',')}`,
         )
+      }
+    } finally {
+      await cluster.close()
+    }
+  })
+})
+
+/** The number each sequence hands out next, and the highest value its rows hold. */
+async function sequenceState(query: <T>(text: string) => Promise<T[]>) {
+  const [row] = await query<{ next_ledger: string; max_ledger: string; next_funding: string; max_funding: string }>(`
+    select (select last_value + case when is_called then 1 else 0 end from ledger_numbers)::text as next_ledger,
+           (select coalesce(max(ledger), 0) from ledger_transactions)::text as max_ledger,
+           (select last_value + case when is_called then 1 else 0 end from ledger_fundings_id_seq)::text as next_funding,
+           (select coalesce(max(id), 0) from ledger_fundings)::text as max_funding`)
+  if (row === undefined) throw new Error('no sequence state')
+  return {
+    nextLedger: Number(row.next_ledger),
+    maxLedger: Number(row.max_ledger),
+    nextFunding: Number(row.next_funding),
+    maxFunding: Number(row.max_funding),
+  }
+}
+
+/** Every row of every platform table and every sequence's next number, read over SQL (the same as `dump` above). */
+async function dumpOver(query: <T>(text: string) => Promise<T[]>): Promise<Record<string, string[]>> {
+  const out: Record<string, string[]> = {}
+  const tables = await query<{ name: string }>(`
+    select table_name as name from information_schema.tables
+    where table_schema = current_schema() and table_type = 'BASE TABLE' order by 1`)
+  for (const { name } of tables) {
+    if (MACHINERY.test(name)) continue
+    out[name] = (await query<{ row: string }>(`select to_jsonb(t)::text as row from "${name}" t order by 1`)).map((r) => r.row)
+  }
+  const sequences = await query<{ name: string }>(`
+    select sequence_name as name from information_schema.sequences where sequence_schema = current_schema() order by 1`)
+  for (const { name } of sequences) {
+    if (name.startsWith('credential_events') || name.startsWith('request_log')) continue
+    out[`next ${name}`] = (
+      await query<{ v: string }>(`select (last_value + case when is_called then 1 else 0 end)::text as v from "${name}"`)
+    ).map((r) => r.v)
+  }
+  out.clock_offset = (await query<{ v: string }>('select offset_ms::text as v from platform_clock')).map((r) => r.v)
+  return out
+}
+
+describe('snapshots and restores under concurrent writes', () => {
+  const PROCESSES = TEST_DB === 'postgres' ? 2 : 1
+
+  it('a snapshot taken while ledger payments and fundings commit holds sequences consistent with its rows', async () => {
+    const cluster = await startNodes({ processes: PROCESSES })
+    try {
+      const { nodes } = cluster
+      const node = (i: number) => nodes[i % nodes.length] as FastifyInstance
+      const receiver = (await sandbox(node(0)).createUser()).wallet.address
+      const senders = await Promise.all(Array.from({ length: 4 }, () => sandbox(node(0)).createUser()))
+      let writing = true
+      const writes = Promise.all([
+        ...senders.map(async (sender, i) => {
+          while (writing) await pay(node(i), { seed: sender.wallet.seed, to: receiver, amount: '0.01' })
+        }),
+        (async () => {
+          for (let i = 0; writing; i++) {
+            const funded = await post(node(i), '/sandbox/ledger/fund', { address: receiver, amount: '1' })
+            assert.equal(funded.statusCode, 200, funded.body)
+          }
+        })(),
+      ])
+      const names: string[] = []
+      try {
+        for (let i = 0; i < 8; i++) {
+          const saved = await post(node(i + 1), '/sandbox/snapshots', { name: `busy-${i}` })
+          assert.equal(saved.statusCode, 201, saved.body)
+          names.push(`busy-${i}`)
+        }
+      } finally {
+        writing = false
+        await writes
+      }
+      for (const name of names) {
+        assert.equal((await post(node(0), `/sandbox/snapshots/${name}/restore`)).statusCode, 200)
+        const state = await sequenceState(cluster.query)
+        assert.equal(state.nextLedger, state.maxLedger + 1, `${name}: the next ledger number follows the last restored ledger`)
+        assert.equal(state.nextFunding, state.maxFunding + 1, `${name}: the next funding id follows the last restored funding`)
+        const hash = await pay(node(1), { seed: (senders[0] as SandboxUser).wallet.seed, to: receiver, amount: '0.01' })
+        const [row] = await cluster.query<{ ledger: string }>(
+          `select ledger::text as ledger from ledger_transactions where hash = '${hash}'`,
+        )
+        assert.equal(Number(row?.ledger), state.maxLedger + 1, `${name}: no ledger number skipped after the restore`)
+      }
+    } finally {
+      await cluster.close()
+    }
+  })
+
+  it('a restore under ledger submits, payments, notify and user creation on every process: each request sees one world, none fails, the data is the snapshot', async () => {
+    const cluster = await startNodes({ processes: PROCESSES })
+    try {
+      const { nodes } = cluster
+      const node = (i: number) => nodes[i % nodes.length] as FastifyInstance
+      const rounds = TEST_DB === 'postgres' ? 8 : 6
+      for (let round = 0; round < rounds; round++) {
+        // What the snapshot holds: a shop and a user the load must not touch.
+        const sb = sandbox(node(round))
+        await sb.createApp()
+        await sb.createUser()
+        assert.equal((await post(node(round), '/sandbox/snapshots', { name: 'before-load', replace: true })).statusCode, 201)
+        const saved = await dumpOver(cluster.query)
+
+        // Everything the load writes with is made after the snapshot: in the restored world it is unknown.
+        const shop = await sb.createApp()
+        const payer = await sb.createUser()
+        const { accessToken } = await sb.authenticate(shop.app_id, payer.user_id, ['username', 'payments', 'in_app_notifications'])
+        const uid = (await sb.authenticate(shop.app_id, payer.user_id, ['username'])).user.uid
+        const bearer = { authorization: `Bearer ${accessToken}` }
+        const key = { authorization: `Key ${shop.api_key}` }
+        const senders = await Promise.all(nodes.map(() => sb.createUser()))
+        const receiver = (await sb.createUser()).wallet.address
+
+        const outcomes: Array<{ kind: string; status: number; body: string }> = []
+        const created = new Set<string>()
+        let done = 0
+        let serving = true
+        const record = <R extends { statusCode: number; body: string }>(kind: string, response: R): R => {
+          outcomes.push({ kind, status: response.statusCode, body: response.body })
+          if (response.statusCode < 300) done += 1
+          return response
+        }
+        const load = Promise.all(
+          nodes.flatMap((on, i) => [
+            (async () => {
+              const sender = senders[i] as SandboxUser
+              while (serving) {
+                const account = await ledgerAccount(on, sender.wallet.address)
+                if (account === undefined) {
+                  record('submit', { statusCode: 404, body: 'no source account' })
+                  continue
+                }
+                const envelope = await buildPayment(on, {
+                  seed: sender.wallet.seed,
+                  to: receiver,
+                  amount: '0.01',
+                  sequence: account.sequence,
+                })
+                record('submit', await on.inject({ method: 'POST', url: '/ledger/transactions', payload: { tx: envelope } }))
+              }
+            })(),
+            (async () => {
+              while (serving) {
+                const payment = record(
+                  'create',
+                  await on.inject({
+                    method: 'POST',
+                    url: '/v2/client/payments',
+                    headers: bearer,
+                    payload: { amount: 0.1, memo: 'm', metadata: {} },
+                  }),
+                )
+                if (payment.statusCode !== 201) continue
+                const id = json<{ identifier: string }>(payment).identifier
+                record('approve', await on.inject({ method: 'POST', url: `/v2/payments/${id}/approve`, headers: key }))
+                const submitted = record(
+                  'pay',
+                  await on.inject({ method: 'POST', url: `/v2/client/payments/${id}/submit`, headers: bearer }),
+                )
+                if (submitted.statusCode !== 200) continue
+                const txid = json<{ transaction: { txid: string } }>(submitted).transaction.txid
+                record('complete', await on.inject({ method: 'POST', url: `/v2/payments/${id}/complete`, headers: key, payload: { txid } }))
+              }
+            })(),
+            (async () => {
+              while (serving) {
+                record(
+                  'notify',
+                  await on.inject({
+                    method: 'POST',
+                    url: '/v2/in_app_notifications/notify',
+                    headers: key,
+                    payload: { notifications: [{ title: 't', body: 'b', user_uid: uid, subroute: '/x' }] },
+                  }),
+                )
+              }
+            })(),
+            (async () => {
+              for (let n = 0; serving; n++) {
+                const username = `load${round}x${i}x${n}x${Math.random().toString(36).slice(2, 8)}`
+                const user = record('user', await on.inject({ method: 'POST', url: '/sandbox/users', payload: { username } }))
+                if (user.statusCode === 201) created.add(json<{ user_id: string }>(user).user_id)
+              }
+            })(),
+          ]),
+        )
+        try {
+          // The restore lands in the middle of the load: once every kind of write has gone through a few times.
+          for (let i = 0; i < 1000 && done < 40 * nodes.length; i++) await sleep(10)
+          const restored = await post(node(round + 1), '/sandbox/snapshots/before-load/restore')
+          assert.equal(restored.statusCode, 200, restored.body)
+        } finally {
+          serving = false
+          await load
+        }
+
+        const failed = outcomes.filter((o) => o.status >= 500 && !(o.status === 503 && /reset or a snapshot was restored/.test(o.body)))
+        assert.deepEqual(failed, [], `round ${round}: no request fails`)
+        for (const kind of ['submit', 'create', 'notify', 'user'])
+          assert.ok(
+            outcomes.some((o) => o.kind === kind && o.status < 300),
+            `round ${round}: some ${kind} went through`,
+          )
+
+        // Requests still running when the restore answered see the new world: there, only user creation can succeed.
+        const now = await dumpOver(cluster.query)
+        const ids = [...created]
+        const users =
+          ids.length === 0
+            ? []
+            : await cluster.query<{ id: string; address: string }>(
+                `select id, wallet_address as address from users where id in (${ids.map((id) => `'${id}'`).join(',')})`,
+              )
+        const addresses = users.map((u) => u.address)
+        const marks = [...users.map((u) => u.id), ...addresses]
+        for (const [table, rows] of Object.entries(now)) {
+          if (table.startsWith('next ')) continue
+          const before = new Set(saved[table] ?? [])
+          const extra = rows.filter((row) => !before.has(row) && !marks.some((mark) => row.includes(mark)))
+          assert.deepEqual(
+            extra,
+            [],
+            `round ${round}: ${table} holds only the snapshot's rows and those of users created after the restore`,
+          )
+          const kept2 = new Set(rows)
+          assert.deepEqual(
+            (saved[table] ?? []).filter((row) => !kept2.has(row)),
+            [],
+            `round ${round}: ${table} keeps every row of the snapshot`,
+          )
+        }
+        // Sequences: as saved, but for the fundings of users created in the new world (then it follows their rows).
+        const state = await sequenceState(cluster.query)
+        for (const [name, value] of Object.entries(now)) {
+          if (!name.startsWith('next ')) continue
+          if (name === 'next ledger_fundings_id_seq' && addresses.length > 0) {
+            assert.equal(state.nextFunding, state.maxFunding + 1, `round ${round}: the next funding follows the last`)
+          } else {
+            assert.deepEqual(value, saved[name], `round ${round}: ${name} as saved`)
+          }
+        }
+        assert.equal(state.nextLedger, state.maxLedger + 1, `round ${round}: the next ledger follows the last`)
       }
     } finally {
       await cluster.close()

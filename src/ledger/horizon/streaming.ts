@@ -4,7 +4,7 @@ import type { StreamLimits } from '../../config.js'
 import { badParameter, LedgerError, problem } from '../ledger-errors.js'
 import type { PageQuery } from '../ledger-service.js'
 import type { LedgerTip } from '../ledger-tip.js'
-import { afterLedgerToken } from '../paging-tokens.js'
+import { afterLedgerToken, cursorLedger } from '../paging-tokens.js'
 
 /**
  * Horizon's Server-Sent Events, as its `render/sse` writes them: a `hello` on `open` that sets
@@ -13,6 +13,14 @@ import { afterLedgerToken } from '../paging-tokens.js'
  * have gone, after which the client reconnects from the last id. Horizon sends nothing while idle;
  * this server sends an SSE comment every heartbeat, which clients ignore and which keeps proxies
  * and the server's own idle timeout from closing the connection.
+ *
+ * A reset or a restore (a new world, whose ledger numbers go back) ends every open stream on
+ * every process with `close`, its last `id` the position where the new world's numbering began
+ * (`worldStart`): a client that reconnects with that Last-Event-ID gets every transaction of the
+ * new world. A cursor or Last-Event-ID past every ledger number drawn can only come from a world
+ * that was replaced (no record past them has been served), so it resumes there too: stellar-sdk,
+ * which reconnects after `close` with `cursor` = the last record it received, gets the new world's
+ * transactions, none skipped (docs/ledger.md, "Streams across a reset or a restore").
  */
 const HELLO = 'retry: 1000\nevent: open\ndata: "hello"\n\n'
 const GOODBYE = 'retry: 10\nevent: close\ndata: "byebye"\n\n'
@@ -65,6 +73,10 @@ export interface StreamHubDeps {
   limits: StreamLimits
   /** The newest ledger number, for `cursor=now`. */
   latestLedger: () => Promise<bigint>
+  /** The last ledger before the current world's numbering began (0 before any reset or restore). */
+  worldStart: () => Promise<bigint>
+  /** The highest ledger number drawn, committed or not: a cursor past it was served by a replaced world. */
+  drawnLedger: () => Promise<bigint>
   log: FastifyBaseLogger
 }
 
@@ -99,14 +111,18 @@ export function streamHub(deps: StreamHubDeps) {
     source: StreamSource<R>,
   ): Promise<string | undefined> {
     const lastEventId = request.headers['last-event-id']
+    let cursor = query.cursor
     if (typeof lastEventId === 'string' && lastEventId !== '') {
       if (!source.isCursor(lastEventId)) {
         throw badParameter('Last-Event-ID', 'the paging_token of a record of this collection')
       }
-      return lastEventId
+      cursor = lastEventId
     }
-    if (query.cursor === 'now') return afterLedgerToken(await deps.latestLedger())
-    return query.cursor
+    if (cursor === 'now') return afterLedgerToken(await deps.latestLedger())
+    const ledger = cursor === undefined ? undefined : cursorLedger(cursor)
+    // Past every number drawn: a position in a world a reset or a restore replaced; the new world starts after worldStart.
+    if (ledger !== undefined && ledger > (await deps.drawnLedger())) return afterLedgerToken(await deps.worldStart())
+    return cursor
   }
 
   return {
@@ -198,6 +214,17 @@ export function streamHub(deps: StreamHubDeps) {
 
     /** Open streams in this process, and the client addresses holding them. */
     usage: () => ({ open: open.size, clients: perClient.size }),
+
+    /**
+     * A reset or a restore replaced the world (its ledger numbers went back): the tip is read again
+     * and every open stream ends with `close`, its last id where the new world's numbering began.
+     */
+    async worldReplaced(): Promise<void> {
+      const [start, latest] = await Promise.all([deps.worldStart(), deps.latestLedger()])
+      tip.rewind(latest)
+      const farewell = `id: ${afterLedgerToken(start)}\n${GOODBYE}`
+      for (const end of [...open.values()]) end(farewell)
+    },
 
     /** Refuses new streams and ends the open ones with Horizon's `close` (clients reconnect elsewhere). */
     closeAll(): void {

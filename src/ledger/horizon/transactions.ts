@@ -26,7 +26,7 @@ export function transactionRoutes(ctx: HorizonContext): void {
         body: Type.Object({
           tx: Type.String({ minLength: 1, maxLength: MAX_ENVELOPE_LENGTH, description: 'Base64 XDR TransactionEnvelope' }),
         }),
-        response: { 200: TransactionRecord, ...problems(413, 415) },
+        response: { 200: TransactionRecord, ...problems(413, 415, 503) },
       },
     },
     async (request) => transactionRecord(links, await ledger.submit(request.body.tx)),
