@@ -10,7 +10,7 @@ import { TIP_CHANNEL_SQL } from '../../src/ledger/ledger-tip.js'
 import { afterLedgerToken } from '../../src/ledger/paging-tokens.js'
 import { pay } from '../helpers/ledger.js'
 import { startNodes } from '../helpers/nodes.js'
-import { startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
+import { SANDBOX_CLIENT, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
 import { freePort, PlinthProcess, setUpBackend, sleep } from '../helpers/server-process.js'
 import { openSse, type SseEvent, type SseStream } from '../helpers/sse.js'
 
@@ -346,7 +346,7 @@ describe('ledger streaming: across a reset or a restore', () => {
       const seen = await Promise.all(open.map((stream) => take(stream, 5)))
       const stale = (seen[0] as Paged[])[4]?.paging_token ?? ''
 
-      assert.equal((await first.inject({ method: 'POST', url: '/sandbox/snapshots/two/restore' })).statusCode, 200)
+      assert.equal((await first.inject({ method: 'POST', url: '/sandbox/snapshots/two/restore', headers: SANDBOX_CLIENT })).statusCode, 200)
       const closes = await Promise.all(open.map(closeOf))
       for (const close of closes) assert.equal(close.id, afterLedgerToken(2n), 'the last id is where the restored ledger ends')
 
