@@ -20,7 +20,7 @@ import type { DB } from '../../src/db/schema.js'
 import type { TokenPrincipal } from '../../src/http/auth.js'
 import { createCredentialCache } from '../../src/identity/credential-cache.js'
 import { sha256Hex } from '../../src/lib/crypto.js'
-import { type SandboxApp, type SandboxUser, sandbox, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
+import { SANDBOX_CLIENT, type SandboxApp, type SandboxUser, sandbox, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
 import { type PlinthProcess, startCluster } from '../helpers/server-process.js'
 
 const PROCESSES = 3
@@ -107,7 +107,7 @@ describe(`revocation (${TEST_DB === 'postgres' ? `${PROCESSES} server processes 
     else if (credential.kind === 'key') await sb.revokeKey(app.app_id, credential.keyId)
     else {
       const url = `/sandbox/apps/${app.app_id}/users/${credential.userId}/consent`
-      const response = await node(via).inject({ method: 'DELETE', url })
+      const response = await node(via).inject({ method: 'DELETE', url, headers: SANDBOX_CLIENT })
       assert.equal(response.statusCode, 200, `DELETE ${url}: ${response.body}`)
     }
   }
