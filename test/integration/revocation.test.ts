@@ -20,7 +20,15 @@ import type { DB } from '../../src/db/schema.js'
 import type { TokenPrincipal } from '../../src/http/auth.js'
 import { createCredentialCache } from '../../src/identity/credential-cache.js'
 import { sha256Hex } from '../../src/lib/crypto.js'
-import { SANDBOX_CLIENT, type SandboxApp, type SandboxUser, sandbox, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
+import {
+  SANDBOX_CLIENT,
+  type SandboxApp,
+  type SandboxUser,
+  sandbox,
+  startPlatform,
+  TEST_DB,
+  type TestPlatform,
+} from '../helpers/platform.js'
 import { type PlinthProcess, startCluster } from '../helpers/server-process.js'
 
 const PROCESSES = 3
