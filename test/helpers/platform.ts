@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { after, before } from 'node:test'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { type Kysely, sql } from 'kysely'
 import pg from 'pg'
@@ -6,7 +7,7 @@ import { type AppDeps, buildApp } from '../../src/app.js'
 import { createPlatformClock, type PlatformClock } from '../../src/clock/clock.js'
 import { clockRepo } from '../../src/clock/clock-repo.js'
 import type { StreamLimits } from '../../src/config.js'
-import { openDatabase } from '../../src/db/database.js'
+import { type Database, openDatabase } from '../../src/db/database.js'
 import type { DB } from '../../src/db/schema.js'
 
 /** Which database this test run uses: `npm test` runs the suite once per backend. */
@@ -19,6 +20,8 @@ export interface TestPlatform {
   secretKey: Buffer
   /** The database schema of this platform on PostgreSQL (undefined on PGlite). */
   schema: string | undefined
+  ping(): Promise<void>
+  poolStats(): { total: number; idle: number; waiting: number }
   close(): Promise<void>
 }
 
@@ -29,8 +32,11 @@ export interface PlatformOptions {
   /** Routes a test adds before the app is ready (for example to exercise the error handler). */
   extend?: (app: FastifyInstance) => void
   /**
-   * PostgreSQL only: a second platform on the same schema, with its own pool and clock, as a
-   * second Plinth process sharing the database would be. The first platform drops the schema.
+   * A second platform on the same database, with its own app and clock. On PostgreSQL it opens
+   * its own pool on the same schema, as a second Plinth process sharing the database would; on
+   * PGlite it runs over the first platform's Kysely instance (one process, one engine). Config
+   * variants (production mode, an admin token, stream limits) use it to cost no new database.
+   * The first platform owns the database: it drops the schema or closes the engine.
    */
   sharing?: TestPlatform
   /** What the app's services use instead of the database itself (for example the database with a Kysely plugin that counts statements). */
@@ -63,8 +69,10 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Test
     schema = options.sharing?.schema ?? `plinth_test_${process.pid}_${randomBytes(4).toString('hex')}`
   }
   const owner = options.sharing === undefined
-  const open = () => openDatabase({ databaseUrl, schema, dataDir: 'memory', poolSize: 10 })
-  const database = await open()
+  const database =
+    TEST_DB === 'pglite' && options.sharing !== undefined
+      ? borrowed(options.sharing)
+      : await openDatabase({ databaseUrl, schema, dataDir: 'memory', poolSize: 10 })
   const clock = await createPlatformClock({ store: clockRepo(database.db) })
   const secretKey = options.sharing?.secretKey ?? randomBytes(32)
   const app = await buildApp({
@@ -95,12 +103,14 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Test
   options.extend?.(app)
   await app.ready()
 
-  return {
+  const platform: TestPlatform = {
     app,
     db: database.db,
     clock,
     secretKey,
     schema,
+    ping: database.ping,
+    poolStats: database.poolStats,
     async close() {
       await app.close()
       clock.stop()
@@ -115,6 +125,56 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Test
         }
       }
     },
+  }
+  return platform
+}
+
+/** The first platform's database as a second platform on PGlite sees it: closing it is the owner's job. */
+function borrowed(owner: TestPlatform): Pick<Database, 'db' | 'ping' | 'poolStats' | 'listen' | 'close'> {
+  return { db: owner.db, ping: owner.ping, poolStats: owner.poolStats, close: async () => {} }
+}
+
+/**
+ * A platform for the enclosing suite: started in `before`, closed in `after`. The handle's fields
+ * are read inside tests (reading one before the suite starts throws). `options` may be a function,
+ * evaluated when the suite starts, so a variant can share another handle's database:
+ * `const production = usePlatform(() => ({ mode: 'production', sharing: platform }))`.
+ */
+export function usePlatform(options: PlatformOptions | (() => PlatformOptions) = {}): TestPlatform {
+  let started: TestPlatform | undefined
+  before(async () => {
+    started = await startPlatform(typeof options === 'function' ? options() : options)
+  })
+  after(async () => {
+    await started?.close()
+  })
+  const current = (): TestPlatform => {
+    if (started === undefined) throw new Error('usePlatform(): the platform is read before its suite started')
+    return started
+  }
+  return {
+    get app() {
+      return current().app
+    },
+    get db() {
+      return current().db
+    },
+    get clock() {
+      return current().clock
+    },
+    get secretKey() {
+      return current().secretKey
+    },
+    get schema() {
+      return current().schema
+    },
+    get ping() {
+      return current().ping
+    },
+    get poolStats() {
+      return current().poolStats
+    },
+    close: () => current().close(),
   }
 }
 
