@@ -3,7 +3,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { PlatformClock } from '../clock/clock.js'
 import { clockRepo } from '../clock/clock-repo.js'
-import { registerAuth, registerScopeCheck } from '../http/auth.js'
+import { registerAuth } from '../http/auth.js'
 import { registerBodyParsers } from '../http/body-parsers.js'
 import { registerDrain } from '../http/drain.js'
 import { ErrorBody, type ErrorCode, registerErrorHandling } from '../http/errors.js'
@@ -58,13 +58,13 @@ export interface PipelineProducts {
   requestLog?: RequestLog
 }
 
-export interface Refusal {
+interface Refusal {
   status: number
   code: ErrorCode
   when: string
 }
 
-export interface Stage {
+interface Stage {
   name: string
   /** When Fastify runs it, and on which requests. */
   runs: string
@@ -265,7 +265,7 @@ export const PIPELINE: readonly Stage[] = [
   {
     name: 'auth',
     runs: "a route's own onRequest, on routes declared with config.auth (key, token or admin), before the body is read",
-    does: 'Authenticates the server API key, the access token or the admin token, and sets request.principal.',
+    does: "Authenticates the server API key, the access token or the admin token, and sets request.principal; then checks the token's scope. Every token route must declare the scope it needs (the application does not start otherwise; its OpenAPI operation documents it).",
     refuses: [
       { status: 401, code: 'missing_authorization', when: 'a key or token route without a usable Authorization' },
       { status: 401, code: 'wrong_authorization_scheme', when: 'Key where Bearer is needed, or the reverse' },
@@ -273,8 +273,13 @@ export const PIPELINE: readonly Stage[] = [
       { status: 401, code: 'invalid_access_token', when: 'an unknown or revoked access token' },
       { status: 401, code: 'token_expired', when: 'an expired access token' },
       { status: 401, code: 'invalid_admin_token', when: 'the sandbox API without the configured admin token' },
+      {
+        status: 401,
+        code: 'missing_scope',
+        when: "an access token not granted the route's scope (the principal is set first: the request log names the app and user)",
+      },
     ],
-    why: "After the routing stage's CORS and the site check (their hooks were captured first); before the scope, the rate limit and the faults, which all need the principal.",
+    why: "After the routing stage's CORS and the site check (their hooks were captured first); before the rate limit and the faults, which need the principal.",
     register: (app, ctx) => {
       const { credentials, apps, identity } = ctx.services
       registerAuth(app, {
@@ -282,14 +287,6 @@ export const PIPELINE: readonly Stage[] = [
         authenticator: credentials.authenticator({ verifyApiKey: apps.verifyApiKey, verifyAccessToken: identity.verifyAccessToken }),
       })
     },
-  },
-  {
-    name: 'scope',
-    runs: "a route's own onRequest, on token routes; onRoute, a start-up check",
-    does: 'Makes every token route declare the scope it needs (the application does not start otherwise; the OpenAPI operation documents it) and refuses a token without it.',
-    refuses: [{ status: 401, code: 'missing_scope', when: "an access token not granted the route's scope" }],
-    why: "Right after the auth stage, which set the token's principal: a call refused for its scope still names its app and user in the request log.",
-    register: (app) => registerScopeCheck(app),
   },
   {
     name: 'client-header',

@@ -21,12 +21,12 @@ import type { PipelineContext, PipelineProducts } from './pipeline.js'
 import { VERSION } from './server.js'
 import type { SandboxServices } from './services.js'
 
-export interface RoutesContext extends PipelineContext {
+interface RoutesContext extends PipelineContext {
   ping: AppDeps['ping']
   products: PipelineProducts
 }
 
-export interface RouteGroup {
+interface RouteGroup {
   name: string
   /** The paths it serves and who may call them. */
   serves: string

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify'
+import type { FastifyInstance, FastifyRequest, FastifySchema, RouteOptions } from 'fastify'
 import { SCOPES, type Scope } from '../identity/scopes.js'
 import { constantTimeEqual } from '../lib/crypto.js'
 import { ApiError } from './errors.js'
@@ -110,9 +110,11 @@ function checkScopeDeclaration(route: RouteOptions): void {
 export function registerAuth(app: FastifyInstance, options: { authenticator: Authenticator; adminToken: string | undefined }): void {
   const { authenticator, adminToken } = options
   app.decorateRequest('principal', undefined)
+  // Routes declared after this call; buildApp declares every route after it.
+  app.addHook('onRoute', checkScopeDeclaration)
 
-  /** The route's own check, with its kind read once, when the route is declared. */
-  const authenticate = (kind: string) => async (request: FastifyRequest) => {
+  /** The route's own check, with its kind and scope read once, when the route is declared. */
+  const authenticate = (kind: string, scope: RouteScope | undefined, url: string) => async (request: FastifyRequest) => {
     if (kind === 'admin') {
       if (adminToken === undefined) return
       const given = request.headers[ADMIN_TOKEN_HEADER]
@@ -150,38 +152,19 @@ export function registerAuth(app: FastifyInstance, options: { authenticator: Aut
     const checked = await authenticator.verifyAccessToken(parsed.credential)
     if (checked === 'expired') throw new ApiError('token_expired', 'The access token has expired; authenticate the user again.')
     if (checked === undefined) throw new ApiError('invalid_access_token', 'The access token is invalid or has been revoked.')
-    // Set before the scope check (registerScopeCheck): a call refused for its scope still names its
-    // app and user (the request log records it); no handler runs after a refusal.
+    // Set before the scope check: a call refused for its scope still names its app and user (the
+    // request log records it); no handler runs after a refusal.
     request.principal = checked
+    // Fails closed for a token route that escaped the start-up check.
+    if (scope === undefined) throw new Error(`route ${url} declares no scope`)
+    if (scope !== 'none' && !checked.scopes.includes(scope)) {
+      throw new ApiError('missing_scope', `The access token was not granted the ${scope} scope, which this endpoint needs.`)
+    }
   }
   // After routing's (registerRouting comes first): the CORS headers are set before a refusal.
   app.addHook('onRoute', (route: RouteOptions) => {
-    const auth = route.config?.auth
-    if (auth !== undefined) addRouteHook(route, 'onRequest', authenticate(auth))
-  })
-}
-
-/**
- * The scope of every token route declared after this call: checked at start-up (a token route
- * without `scope` fails there, and its OpenAPI operation documents it) and on each request, as
- * the route's own hook right after the authentication's, which set the token's principal.
- */
-export function registerScopeCheck(app: FastifyInstance): void {
-  app.addHook('onRoute', checkScopeDeclaration)
-  app.addHook('onRoute', (route: RouteOptions) => {
     const { auth, scope } = route.config ?? {}
-    if (auth !== 'token') return
-    const url = route.url
-    addRouteHook(route, 'onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
-      const principal = request.principal
-      // Fails closed for a token route that escaped the start-up check.
-      if (scope === undefined) return done(new Error(`route ${url} declares no scope`))
-      if (principal?.kind !== 'token') return done(new Error(`route ${url} was not authenticated by an access token`))
-      if (scope !== 'none' && !principal.scopes.includes(scope)) {
-        return done(new ApiError('missing_scope', `The access token was not granted the ${scope} scope, which this endpoint needs.`))
-      }
-      done()
-    })
+    if (auth !== undefined) addRouteHook(route, 'onRequest', authenticate(auth, scope, route.url))
   })
 }
 
