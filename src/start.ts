@@ -1,9 +1,9 @@
+import { DRAIN } from './app/pipeline.js'
 import { buildApp } from './app.js'
 import { createPlatformClock } from './clock/clock.js'
 import { clockRepo } from './clock/clock-repo.js'
 import type { Config } from './config.js'
 import { type DatabaseKind, openDatabase } from './db/database.js'
-import { registerDrain } from './http/drain.js'
 import { resolveSecretKey } from './lib/secret-key.js'
 import { type DemoInfo, seedDemo } from './sandbox/demo-seed.js'
 
@@ -56,7 +56,7 @@ export async function startServer(config: Config, options: { seed?: boolean } = 
     })
     const demo = config.mode === 'sandbox' && options.seed !== false ? await seedDemo(database.db, { clock, secretKey }) : undefined
 
-    const { drain } = registerDrain(app)
+    const { drain } = DRAIN.register(app)
     app.server.headersTimeout = HEADERS_TIMEOUT_MS
     app.server.requestTimeout = REQUEST_TIMEOUT_MS
     app.server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS

@@ -19,6 +19,11 @@ export interface Metrics {
   credentialLookup(kind: 'key' | 'token', outcome: 'hit' | 'miss'): void
   /** Times every statement the Kysely instance runs (db.withPlugin(metrics.queryTimer)). */
   readonly queryTimer: KyselyPlugin
+  /**
+   * HTTP requests by method, route pattern and status, observed by registerRequestMetrics. Made
+   * with the registry, so that it is listed before the gauges the services register.
+   */
+  readonly requests: LatencyHistogram
 }
 
 /** Seconds: from 0.5 ms (a cached GET) to 5 s. */
@@ -80,8 +85,15 @@ export function createMetrics(options: { enabled: boolean }): Metrics {
     },
   }
 
+  const requests = new LatencyHistogram(
+    registry,
+    'plinth_http_request_duration_seconds',
+    'HTTP requests, from receiving to answering, by method, route pattern and status',
+  )
+
   return {
     registry,
+    requests,
     gauge(name, help, collect) {
       if (!GAUGE_NAME.test(name)) throw new Error(`metric name "${name}" must match ${GAUGE_NAME}`)
       new Gauge({
@@ -105,11 +117,7 @@ export function createMetrics(options: { enabled: boolean }): Metrics {
  * is `unmatched` (a fuzz of random URLs adds no series); a method outside the usual set is `other`.
  */
 export function registerRequestMetrics(app: FastifyInstance, metrics: Metrics): void {
-  const requests = new LatencyHistogram(
-    metrics.registry,
-    'plinth_http_request_duration_seconds',
-    'HTTP requests, from receiving to answering, by method, route pattern and status',
-  )
+  const { requests } = metrics
   /** route pattern → method and status (`status * 8 + method's index`) → series. */
   const byRoute = new Map<string, Map<number, Series>>()
   app.addHook('onResponse', (request, reply, done) => {

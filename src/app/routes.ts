@@ -1,0 +1,138 @@
+import type { FastifyInstance } from 'fastify'
+import { adsRoutes, adsSandboxRoutes } from '../ads/ads-routes.js'
+import { consoleRoutes } from '../console/console-routes.js'
+import { meRoutes } from '../identity/me-routes.js'
+import { horizonRoutes } from '../ledger/horizon/index.js'
+import { ledgerSandboxRoutes } from '../ledger/ledger-sandbox-routes.js'
+import { notificationsRoutes, notificationsSandboxRoutes } from '../notifications/notifications-routes.js'
+import { clientPaymentsRoutes, paymentsRoutes } from '../payments/payments-routes.js'
+import { requestLogRoutes } from '../request-log/request-log-routes.js'
+import { faultsRoutes } from '../sandbox/faults-routes.js'
+import { sandboxPayments } from '../sandbox/sandbox-payments.js'
+import { sandboxRoutes } from '../sandbox/sandbox-routes.js'
+import { sandboxViews } from '../sandbox/sandbox-views.js'
+import { worldRoutes } from '../sandbox/world-routes.js'
+import { metricsRoutes } from '../system/metrics.js'
+import { systemRoutes } from '../system/system-routes.js'
+import { sandboxPageRoutes } from '../web/sandbox-page-routes.js'
+import { sdkRoutes } from '../web/sdk-routes.js'
+import type { AppDeps } from './app-deps.js'
+import type { PipelineContext, PipelineProducts } from './pipeline.js'
+import { VERSION } from './server.js'
+import type { SandboxServices } from './services.js'
+
+interface RoutesContext extends PipelineContext {
+  ping: AppDeps['ping']
+  products: PipelineProducts
+}
+
+interface RouteGroup {
+  name: string
+  /** The paths it serves and who may call them. */
+  serves: string
+  /** Registered only when this holds (every time when absent). */
+  when?: (ctx: RoutesContext) => boolean
+  register(app: FastifyInstance, ctx: RoutesContext): void | Promise<void>
+}
+
+const sandboxOf = (ctx: RoutesContext): SandboxServices => {
+  if (ctx.services.sandbox === undefined) throw new Error('the sandbox routes need the sandbox services (sandbox mode)')
+  return ctx.services.sandbox
+}
+
+/**
+ * The route groups, in the order they are declared, after the whole request pipeline
+ * (src/app/pipeline.ts), whose route hooks they get. The order is the OpenAPI document's: a
+ * group moved, or a route moved within its group, reorders the document.
+ */
+export const ROUTE_GROUPS: readonly RouteGroup[] = [
+  {
+    name: 'system',
+    serves: '/healthz, /readyz, /v2/openapi.json and, when served, /metrics (its own token in production)',
+    register: (app, ctx) => {
+      systemRoutes(app, { ping: ctx.ping })
+      if (ctx.services.metricsServed) metricsRoutes(app, { metrics: ctx.services.metrics, token: ctx.config.metricsToken })
+    },
+  },
+  {
+    name: 'platform API',
+    serves: "/v2: the app's backend (server API key) and its users' clients (access token)",
+    register: (app, ctx) => {
+      const { identity, payments, ads, notifications } = ctx.services
+      meRoutes(app, { identity })
+      paymentsRoutes(app, { payments })
+      clientPaymentsRoutes(app, { payments })
+      adsRoutes(app, { ads })
+      notificationsRoutes(app, { notifications })
+    },
+  },
+  {
+    name: 'SDK',
+    serves: 'the browser SDK files, to anyone',
+    register: (app) => sdkRoutes(app),
+  },
+  {
+    name: 'ledger',
+    serves: '/ledger: the Horizon-style ledger, public, with its event streams',
+    register: async (app, ctx) => {
+      const { ledger, streams } = ctx.services
+      const routes = ctx.products.routes
+      if (routes === undefined) throw new Error('the ledger routes need the routing stage')
+      await app.register(horizonRoutes, {
+        prefix: '/ledger',
+        routes,
+        ledger,
+        clock: ctx.clock,
+        publicUrl: ctx.config.publicUrl,
+        version: VERSION,
+        streams,
+      })
+    },
+  },
+  {
+    name: 'sandbox API',
+    serves: '/sandbox: the sandbox API (the admin token when configured); sandbox mode',
+    when: (ctx) => ctx.config.mode === 'sandbox',
+    register: (app, ctx) => {
+      const { apps, identity, ledger, ads, notifications, payments, db } = ctx.services
+      const { faults, world, resetClock } = sandboxOf(ctx)
+      const { faultable, requestLog } = ctx.products
+      const { publicUrl } = ctx.config
+      sandboxRoutes(app, { apps, identity, clock: ctx.clock, resetClock, maxTokenTtlSeconds: 30 * 86_400, publicUrl })
+      worldRoutes(app, { world })
+      if (faultable !== undefined) faultsRoutes(app, { faults, routes: faultable })
+      ledgerSandboxRoutes(app, { ledger })
+      adsSandboxRoutes(app, { ads, apps, requireUser: identity.requireUser })
+      notificationsSandboxRoutes(app, { notifications })
+      sandboxViews(app, { db })
+      sandboxPayments(app, { db, publicUrl, payments, requestLog })
+      requestLogRoutes(app, { db, requestLog })
+    },
+  },
+  {
+    name: 'sandbox page',
+    serves: '/sandbox/: the sandbox web page and its scripts; sandbox mode',
+    when: (ctx) => ctx.config.mode === 'sandbox',
+    register: async (app, ctx) => {
+      await app.register(sandboxPageRoutes, {
+        approvalWindowSeconds: ctx.config.approvalWindowSeconds,
+        adminTokenRequired: ctx.config.adminToken !== undefined,
+      })
+    },
+  },
+  {
+    name: 'console',
+    serves: 'the developer console pages; sandbox mode',
+    when: (ctx) => ctx.config.mode === 'sandbox',
+    register: async (app) => {
+      await app.register(consoleRoutes)
+    },
+  },
+]
+
+/** Declares the route groups that apply, in order. */
+export async function registerRouteGroups(app: FastifyInstance, ctx: RoutesContext): Promise<void> {
+  for (const group of ROUTE_GROUPS) {
+    if (group.when === undefined || group.when(ctx)) await group.register(app, ctx)
+  }
+}

@@ -1,0 +1,190 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { Kysely } from 'kysely'
+import { type AdsService, adsServiceFactory } from '../ads/ads-service.js'
+import { type AppsService, appsServiceFactory } from '../apps/apps-service.js'
+import { streamLimits } from '../config.js'
+import type { DB } from '../db/schema.js'
+import { type CredentialCache, createCredentialCache } from '../identity/credential-cache.js'
+import { type IdentityService, identityServiceFactory } from '../identity/identity-service.js'
+import { type StreamHub, streamHub } from '../ledger/horizon/streaming.js'
+import { drawnLedger, ledgerRepo, worldStartLedger } from '../ledger/ledger-repo.js'
+import { type LedgerService, ledgerServiceFactory, type OnTransactionApplied } from '../ledger/ledger-service.js'
+import { type LedgerTip, ledgerTip } from '../ledger/ledger-tip.js'
+import { ledgerWallets } from '../ledger/wallets.js'
+import { type NotificationsService, notificationsServiceFactory } from '../notifications/notifications-service.js'
+import { linkPayments, paymentsLedger } from '../payments/payments-ledger.js'
+import { type PaymentsService, paymentsServiceFactory } from '../payments/payments-service.js'
+import { clockResetFactory } from '../sandbox/clock-reset.js'
+import { type FaultsService, faultsServiceFactory } from '../sandbox/faults-service.js'
+import { createSandboxSync, type SandboxSync } from '../sandbox/sandbox-sync.js'
+import { type WorldService, worldServiceFactory } from '../sandbox/world-service.js'
+import { createMetrics, type Metrics } from '../system/metrics.js'
+import type { AppDeps } from './app-deps.js'
+
+/** What only sandbox mode builds. */
+export interface SandboxServices {
+  /** What each process holds for the sandbox (faults, the clock epoch of a reset) kept exact across processes. */
+  sync: SandboxSync
+  faults: FaultsService
+  world: WorldService
+  resetClock: ReturnType<typeof clockResetFactory>
+}
+
+export interface Services {
+  metrics: Metrics
+  /** Whether GET /metrics is served: when not, nothing is measured either. */
+  metricsServed: boolean
+  /** The database every service uses: `deps.db`, timed per statement when metrics are served. */
+  db: Kysely<DB>
+  tip: LedgerTip
+  ledger: LedgerService
+  streams: StreamHub
+  credentials: CredentialCache
+  apps: AppsService
+  identity: IdentityService
+  payments: PaymentsService
+  ads: AdsService
+  notifications: NotificationsService
+  sandbox: SandboxServices | undefined
+}
+
+/**
+ * The one cycle among the services, made explicit: the ledger calls payments back inside the
+ * transaction that applies a ledger transaction (so a payment's link commits with the
+ * transaction that pays it, or the transaction is refused), and payments submit to the ledger.
+ * The ledger is built with this forwarder; it is bound once payments exist.
+ */
+function transactionAppliedHook(): { call: OnTransactionApplied; bind(hook: OnTransactionApplied): void } {
+  let bound: OnTransactionApplied | undefined
+  return {
+    call: async (trx, tx) => {
+      if (bound === undefined) throw new Error('a ledger transaction was applied before payments were linked to the ledger')
+      await bound(trx, tx)
+    },
+    bind(hook) {
+      bound = hook
+    },
+  }
+}
+
+/**
+ * Builds every service, each after what it uses. `log` is the application's logger: background
+ * work (the ledger tip, the revocation feed, the sandbox state) reports its errors there.
+ */
+export function buildServices(deps: AppDeps, log: FastifyBaseLogger): Services {
+  const { clock, config, secretKey } = deps
+  // Served in sandbox mode, and in production only with a token (src/system/metrics.ts): when not
+  // served, nothing is measured either, and registered gauges are never read.
+  const metricsServed = config.mode === 'sandbox' || config.metricsToken !== undefined
+  const metrics = createMetrics({ enabled: metricsServed })
+  const db = metricsServed ? deps.db.withPlugin(metrics.queryTimer) : deps.db
+  const limits = config.streams ?? streamLimits()
+
+  // Every closed ledger is announced (NOTIFY at commit, from the database): event streams on any process wake on it.
+  const tip = ledgerTip({
+    latest: async () => BigInt((await ledgerRepo(db).latestLedger()).ledger),
+    listen: deps.listen,
+    pollMs: limits.pollMs,
+    onError: (error) => log.warn({ err: error }, 'could not follow the ledger tip'),
+  })
+  const paymentsLink = transactionAppliedHook()
+  const ledger = ledgerServiceFactory({
+    db,
+    clock,
+    onTransactionApplied: paymentsLink.call,
+    onLedgerClosed: (closed) => tip.closed(closed),
+  })
+  const streams = streamHub({
+    tip,
+    limits,
+    latestLedger: async () => BigInt((await ledger.latestLedger()).sequence),
+    worldStart: () => worldStartLedger(db),
+    drawnLedger: () => drawnLedger(db),
+    log,
+  })
+  metrics.gauge('plinth_ledger_streams_open', 'Ledger event streams (SSE) open in this process', () => streams.usage().open)
+  metrics.gauge(
+    'plinth_ledger_stream_clients',
+    'Client addresses holding ledger event streams in this process',
+    () => streams.usage().clients,
+  )
+  const wallets = ledgerWallets(ledger)
+
+  // Verified credentials are cached per process; a revocation is dropped at once here (forget, after
+  // its transaction committed) and within a second on every process (the feed).
+  const credentials = createCredentialCache({
+    db,
+    clock,
+    onError: (error) => log.warn({ err: error }, 'could not read the revocation feed'),
+    ...(metricsServed ? { onLookup: metrics.credentialLookup } : {}),
+  })
+  metrics.gauge('plinth_credential_cache_entries', 'Verified API keys and access tokens held by the per-process cache', credentials.size)
+  const poolStats = deps.poolStats
+  if (poolStats !== undefined) {
+    metrics.gauge('plinth_db_connections', 'Database connections open (PGlite: its one connection)', () => poolStats().total)
+    metrics.gauge('plinth_db_connections_idle', 'Database connections open and idle', () => poolStats().idle)
+    metrics.gauge(
+      'plinth_db_connections_waiting',
+      'Callers waiting for a database connection (PGlite: its queue)',
+      () => poolStats().waiting,
+    )
+  }
+  const apps = appsServiceFactory({ db, clock, wallets, afterRevocation: credentials.forget })
+  const identity = identityServiceFactory({
+    db,
+    clock,
+    secretKey,
+    defaultTokenTtlSeconds: config.tokenTtlSeconds,
+    wallets,
+    afterRevocation: credentials.forget,
+  })
+
+  const payments = paymentsServiceFactory({
+    db,
+    clock,
+    publicUrl: config.publicUrl,
+    approvalWindowMs: config.approvalWindowSeconds * 1000,
+    userSeed: identity.openWalletSeed,
+    ledger: paymentsLedger(ledger),
+  })
+  paymentsLink.bind(linkPayments(() => payments))
+
+  const ads = adsServiceFactory({ db, clock, verdictDelayMs: config.adVerdictDelaySeconds * 1000 })
+  const notifications = notificationsServiceFactory({ db, clock })
+
+  return {
+    metrics,
+    metricsServed,
+    db,
+    tip,
+    ledger,
+    streams,
+    credentials,
+    apps,
+    identity,
+    payments,
+    ads,
+    notifications,
+    sandbox: config.mode === 'sandbox' ? buildSandboxServices(deps, { db, streams, log }) : undefined,
+  }
+}
+
+function buildSandboxServices(deps: AppDeps, built: { db: Kysely<DB>; streams: StreamHub; log: FastifyBaseLogger }): SandboxServices {
+  const { clock, config, secretKey } = deps
+  const { db, streams, log } = built
+  const sync = createSandboxSync({ db, clock, onError: (error) => log.warn({ err: error }, 'could not read the sandbox state') })
+  // A reset or a restore (a new clock epoch; a clock reset too) ends every stream here before this
+  // process acknowledges it. Listeners run in the order added: this one before the faults' reload.
+  let epoch = clock.epoch()
+  sync.onChange(async () => {
+    if (clock.epoch() === epoch) return
+    epoch = clock.epoch()
+    await streams.worldReplaced()
+  })
+  return {
+    sync,
+    faults: faultsServiceFactory({ db, sync }),
+    world: worldServiceFactory({ db, clock, secretKey, sync }),
+    resetClock: clockResetFactory({ db, clock, approvalWindowMs: config.approvalWindowSeconds * 1000 }),
+  }
+}
