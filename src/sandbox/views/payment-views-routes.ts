@@ -1,15 +1,18 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { type Kysely, sql } from 'kysely'
+import type { Kysely } from 'kysely'
 import { Type } from 'typebox'
 import type { DB } from '../../db/schema.js'
-import { ApiError, errorResponses } from '../../http/errors.js'
+import { errorResponses } from '../../http/errors.js'
 import { ADMIN_SECURITY } from '../../http/openapi.js'
-import { adviceFor, type PaymentState, paymentState } from '../../payments/payment-advice.js'
-import { PaymentDTOSchema, toPaymentDTO } from '../../payments/payment-dto.js'
+import { PaymentDTOSchema } from '../../payments/payment-dto.js'
 import type { MoveBy } from '../../payments/payments-repo.js'
 import type { PaymentsService } from '../../payments/payments-service.js'
-import { containsPattern, decodeCursor, encodeCursor } from '../cursors.js'
+import { decodeCursor, encodeCursor } from '../cursors.js'
+import { paymentViewsRepo } from './payment-views-repo.js'
+import { paymentViewsServiceFactory } from './payment-views-service.js'
+import { viewsRepo } from './views-repo.js'
+import { viewsServiceFactory } from './views-service.js'
 
 /**
  * The sandbox's payment views: search an app's payments, one payment with its ledger transaction
@@ -53,28 +56,6 @@ const AdviceSchema = Type.Object({
   }),
 })
 
-/** Which rows a state names (as the DTO's status flags map). */
-function stateWhere(state: PaymentState) {
-  const open = sql<boolean>`(not p.developer_completed and not p.cancelled and not p.user_cancelled)`
-  switch (state) {
-    case 'created':
-      return sql<boolean>`(${open} and p.txid is null and not p.developer_approved)`
-    case 'approved':
-      return sql<boolean>`(${open} and p.txid is null and p.developer_approved)`
-    case 'transaction_linked':
-      return sql<boolean>`(${open} and p.txid is not null and not coalesce(p.tx_verified, false))`
-    case 'verified':
-      return sql<boolean>`(${open} and p.tx_verified)`
-    case 'completed':
-      return sql<boolean>`p.developer_completed`
-    default:
-      return sql<boolean>`(not p.developer_completed and (p.cancelled or p.user_cancelled))`
-  }
-}
-
-/** A row's created_at in microseconds since 1970, exactly (JavaScript dates keep milliseconds only). */
-const createdUs = sql<number>`(extract(epoch from p.created_at) * 1000000)::bigint`
-
 export function sandboxPayments(
   app: FastifyInstance,
   deps: {
@@ -85,23 +66,12 @@ export function sandboxPayments(
     requestLog: { flush(): Promise<void> } | undefined
   },
 ): void {
-  const { db, publicUrl, payments } = deps
+  const views = viewsServiceFactory({ repo: viewsRepo(deps.db) })
+  const service = paymentViewsServiceFactory({ ...deps, repo: paymentViewsRepo(deps.db), views })
   const r = app.withTypeProvider<TypeBoxTypeProvider>()
   const common = { tags: ['Sandbox'], security: ADMIN_SECURITY }
   const config = { auth: 'admin' as const }
   const bySandbox = (request: FastifyRequest): MoveBy => ({ actor: 'sandbox', actorId: null, requestId: request.id })
-
-  const requireApp = async (appId: string) => {
-    const row = await db.selectFrom('apps').selectAll().where('id', '=', appId).executeTakeFirst()
-    if (row === undefined) throw new ApiError('app_not_found', `No app with id ${appId}.`)
-    return row
-  }
-  const selectPayments = () =>
-    db
-      .selectFrom('payments as p')
-      .innerJoin('users as u', 'u.id', 'p.user_id')
-      .selectAll('p')
-      .select(['u.username', createdUs.as('created_us')])
 
   r.get(
     '/sandbox/apps/:app_id/payments',
@@ -134,44 +104,12 @@ export function sandboxPayments(
       const { q, state, direction } = request.query
       const limit = request.query.limit ?? 50
       const cursor = request.query.before === undefined ? undefined : decodeCursor('before', request.query.before, 'payments', appId)
-      await requireApp(appId)
-      await payments.expireDueApprovals(appId)
-      let query = selectPayments().where('p.app_id', '=', appId)
-      if (q !== undefined) {
-        query = query.where((eb) =>
-          eb.or([
-            eb('p.identifier', '=', q),
-            eb('p.txid', '=', q),
-            eb('p.user_id', '=', q),
-            eb('p.user_uid', '=', q),
-            eb('u.username_key', '=', q.toLowerCase()),
-            eb(sql`lower(p.memo)`, 'like', containsPattern(q)),
-          ]),
-        )
-      }
-      if (state !== undefined) query = query.where(stateWhere(state))
-      if (direction !== undefined) query = query.where('p.direction', '=', direction)
-      if (cursor !== undefined) {
-        query = query.where(sql<boolean>`(${createdUs}, p.identifier) < (${cursor.n}::bigint, ${cursor.id ?? ''}::text)`)
-      }
-      const rows = await query
-        .orderBy(createdUs, 'desc')
-        .orderBy('p.identifier', 'desc')
-        .limit(limit + 1)
-        .execute()
+      const rows = await service.list(appId, { q, state, direction }, limit, cursor)
       const page = rows.slice(0, limit)
       const last = page[page.length - 1]
       return {
-        payments: page.map((row) => ({
-          ...toPaymentDTO(row, publicUrl),
-          user_id: row.user_id,
-          username: row.username,
-          state: paymentState(row),
-        })),
-        next_cursor:
-          rows.length > limit && last !== undefined
-            ? encodeCursor('payments', appId, { n: Number(last.created_us), id: last.identifier })
-            : null,
+        payments: page.map((row) => row.payment),
+        next_cursor: rows.length > limit && last !== undefined ? encodeCursor('payments', appId, last.position) : null,
       }
     },
   )
@@ -212,62 +150,7 @@ export function sandboxPayments(
       },
     },
     async (request) => {
-      const { app_id: appId, payment_id: paymentId } = request.params
-      await requireApp(appId)
-      await payments.expireDueApprovals(appId)
-      const row = await selectPayments().where('p.app_id', '=', appId).where('p.identifier', '=', paymentId).executeTakeFirst()
-      if (row === undefined) throw new ApiError('payment_not_found', `No payment ${paymentId} in app ${appId}.`)
-      const tx =
-        row.txid === null
-          ? undefined
-          : await db
-              .selectFrom('ledger_transactions')
-              .select([
-                'hash',
-                sql<string>`ledger::text`.as('ledger'),
-                'created_at',
-                'source_account',
-                sql<string>`fee_charged::text`.as('fee'),
-                'memo',
-              ])
-              .where('hash', '=', row.txid)
-              .executeTakeFirst()
-      const events = await db
-        .selectFrom('payment_events')
-        .selectAll()
-        .where('payment_id', '=', paymentId)
-        .where('app_id', '=', appId)
-        .orderBy('id')
-        .limit(100)
-        .execute()
-      return {
-        payment: toPaymentDTO(row, publicUrl),
-        state: paymentState(row),
-        user: { user_id: row.user_id, username: row.username, uid: row.user_uid },
-        from_address: row.from_address,
-        to_address: row.to_address,
-        ledger_transaction:
-          tx === undefined
-            ? null
-            : {
-                hash: tx.hash,
-                ledger: tx.ledger,
-                created_at: tx.created_at.toISOString(),
-                source_account: tx.source_account,
-                fee_charged: tx.fee,
-                memo: tx.memo,
-                _link: `${publicUrl}/ledger/transactions/${tx.hash}`,
-              },
-        timeline: events.map((e) => ({
-          kind: e.kind,
-          at: e.at.toISOString(),
-          actor: e.actor,
-          actor_id: e.actor_id,
-          request_id: e.request_id,
-          detail: e.detail,
-        })),
-        advice: adviceFor(row),
-      }
+      return service.detail(request.params.app_id, request.params.payment_id)
     },
   )
 
@@ -296,36 +179,7 @@ export function sandboxPayments(
       },
     },
     async (request) => {
-      const { app_id: appId, user_id: userId } = request.params
-      await requireApp(appId)
-      const user = await db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst()
-      if (user === undefined) throw new ApiError('user_not_found', `No user with id ${userId}.`)
-      await payments.expireDueApprovals(appId)
-      const member = await db
-        .selectFrom('app_users')
-        .select('uid')
-        .where('app_id', '=', appId)
-        .where('user_id', '=', userId)
-        .executeTakeFirst()
-      const open = await db
-        .selectFrom('payments')
-        .selectAll()
-        .where('app_id', '=', appId)
-        .where('user_id', '=', userId)
-        .where('developer_completed', '=', false)
-        .where('cancelled', '=', false)
-        .where('user_cancelled', '=', false)
-        .orderBy('created_at')
-        .limit(10)
-        .execute()
-      const listed = open.map((row) => ({ payment: toPaymentDTO(row, publicUrl), advice: adviceFor(row) }))
-      const blocks = (direction: string) => listed.some((p) => p.payment.direction === direction && p.advice.blocks_new_payment)
-      return {
-        user_id: userId,
-        uid: member?.uid ?? null,
-        blocked: { user_to_app: blocks('user_to_app'), app_to_user: blocks('app_to_user') },
-        open_payments: listed,
-      }
+      return service.blocking(request.params.app_id, request.params.user_id)
     },
   )
 
@@ -348,21 +202,7 @@ export function sandboxPayments(
       },
     },
     async (request) => {
-      const { app_id: appId, payment_id: paymentId } = request.params
-      await requireApp(appId)
-      let txid = request.body.txid
-      if (txid === undefined) {
-        const row = await db
-          .selectFrom('payments')
-          .select('txid')
-          .where('app_id', '=', appId)
-          .where('identifier', '=', paymentId)
-          .executeTakeFirst()
-        if (row === undefined) throw new ApiError('payment_not_found', `No payment ${paymentId}.`)
-        if (row.txid === null) throw new ApiError('missing_txid', 'The payment has no transaction yet: the user must pay first.')
-        txid = row.txid
-      }
-      return payments.complete(appId, paymentId, txid, bySandbox(request))
+      return service.complete(request.params.app_id, request.params.payment_id, request.body.txid, bySandbox(request))
     },
   )
 
@@ -379,8 +219,7 @@ export function sandboxPayments(
       },
     },
     async (request) => {
-      await requireApp(request.params.app_id)
-      return payments.cancel(request.params.app_id, request.params.payment_id, bySandbox(request))
+      return service.cancel(request.params.app_id, request.params.payment_id, bySandbox(request))
     },
   )
 
@@ -404,40 +243,7 @@ export function sandboxPayments(
       },
     },
     async (request) => {
-      const appRow = await requireApp(request.params.app_id)
-      const appId = appRow.id
-      await deps.requestLog?.flush()
-      const [key, me, pay] = await Promise.all([
-        db
-          .selectFrom('api_keys')
-          .select(sql<Date | null>`min(created_at)`.as('at'))
-          .where('app_id', '=', appId)
-          .where('revoked_at', 'is', null)
-          .executeTakeFirst(),
-        db
-          .selectFrom('request_log')
-          .select(sql<Date | null>`min(at)`.as('at'))
-          .where('app_id', '=', appId)
-          .where('operation_id', '=', 'getMe')
-          .where('status', '=', 200)
-          .executeTakeFirst(),
-        db
-          .selectFrom('payments')
-          .select([sql<Date | null>`min(approved_at)`.as('approved'), sql<Date | null>`min(completed_at)`.as('completed')])
-          .where('app_id', '=', appId)
-          .executeTakeFirst(),
-      ])
-      const step = (at: Date | null | undefined) => ({
-        done: at !== null && at !== undefined,
-        at: at === null || at === undefined ? null : new Date(at).toISOString(),
-      })
-      return {
-        key_made: step(key?.at),
-        url_set: { done: appRow.url !== null, at: null },
-        first_me: step(me?.at),
-        first_approve: step(pay?.approved),
-        first_complete: step(pay?.completed),
-      }
+      return service.checklist(request.params.app_id)
     },
   )
 }
