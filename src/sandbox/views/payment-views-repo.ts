@@ -115,9 +115,6 @@ export function paymentViewsRepo(db: Kysely<DB>) {
         .execute()
     },
 
-    userExists: async (userId: string): Promise<boolean> =>
-      (await db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst()) !== undefined,
-
     findMembership(appId: string, userId: string) {
       return db.selectFrom('app_users').select('uid').where('app_id', '=', appId).where('user_id', '=', userId).executeTakeFirst()
     },

@@ -14,7 +14,7 @@ import type { ViewsService } from './views-service.js'
  */
 export function paymentViewsServiceFactory(deps: {
   repo: ReturnType<typeof paymentViewsRepo>
-  views: Pick<ViewsService, 'requireApp'>
+  views: Pick<ViewsService, 'requireApp' | 'requireUser'>
   payments: Pick<PaymentsService, 'complete' | 'cancel' | 'expireDueApprovals'>
   publicUrl: string
   /** This process's request log, flushed before the checklist reads it (undefined when off). */
@@ -74,7 +74,7 @@ export function paymentViewsServiceFactory(deps: {
     /** The user's open payments with the app, and whether each direction refuses a new payment. */
     async blocking(appId: string, userId: string) {
       await views.requireApp(appId)
-      if (!(await repo.userExists(userId))) throw new ApiError('user_not_found', `No user with id ${userId}.`)
+      await views.requireUser(userId)
       await payments.expireDueApprovals(appId)
       const member = await repo.findMembership(appId, userId)
       const open = await repo.listOpenPayments(appId, userId)
