@@ -1,6 +1,6 @@
 import { VERSION } from './app.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
-import type { DemoInfo } from './sandbox/demo-seed.js'
+import type { DemoInfo } from './sandbox/world/demo-seed.js'
 import { startServer } from './start.js'
 
 const SHUTDOWN_GRACE_MS = 10_000

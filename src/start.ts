@@ -5,7 +5,7 @@ import { clockRepo } from './clock/clock-repo.js'
 import type { Config } from './config.js'
 import { type DatabaseKind, openDatabase } from './db/database.js'
 import { resolveSecretKey } from './lib/secret-key.js'
-import { type DemoInfo, seedDemo } from './sandbox/demo-seed.js'
+import { type DemoInfo, seedDemo } from './sandbox/world/demo-seed.js'
 
 /**
  * Slow clients may not hold connections: a request's headers must arrive within 10 s and the

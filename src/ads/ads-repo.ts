@@ -57,7 +57,7 @@ export function adsRepo(db: Kysely<DB>) {
     },
 
     /**
-     * Before a clock reset (sandbox/clock-reset.ts): every due verdict is taken, and every pending
+     * Before a clock reset (sandbox/world/clock-reset.ts): every due verdict is taken, and every pending
      * one keeps the time it had left, so its `settles_at` moves back by the offset.
      */
     async settleDueAndShift(offsetMs: number): Promise<void> {

@@ -32,10 +32,10 @@ import { credentialEventsRepo, KEEP_EVENTS_MS, memberSubject, type RevokedCreden
  *   offset no staler than the revocations: a token expired by a clock move made on another
  *   process is refused within `maxStalenessMs` too, at once on the process that moved it, and
  *   at once by the database on a miss (identity-service.ts). An entry also lives at most `ttlMs`.
- * - A clock reset (sandbox/clock-reset.ts) moves stored expiries back and starts a new clock
+ * - A clock reset (sandbox/world/clock-reset.ts) moves stored expiries back and starts a new clock
  *   epoch: a token entry is used only while the clock's epoch is the one its lookup began in, so
  *   once this process takes the reset (with the feed read, or a refresh) it asks the database again.
- *   A sandbox reset or snapshot restore (sandbox/world-service.ts) replaces every credential and
+ *   A sandbox reset or snapshot restore (sandbox/world/world-service.ts) replaces every credential and
  *   starts a new epoch too: key entries are used only within their lookup's epoch as well.
  * - A lookup that started before an event is applied here and finishes after it is not cached,
  *   so a verification racing a revocation cannot re-insert a revoked credential. Applied events

@@ -301,7 +301,7 @@ export function paymentsRepo(db: Kysely<DB>) {
     },
 
     /**
-     * Before a clock reset (sandbox/clock-reset.ts): every user-to-app payment still waiting for
+     * Before a clock reset (sandbox/world/clock-reset.ts): every user-to-app payment still waiting for
      * approval keeps the window it had left, so its `created_at` moves back by the offset.
      */
     async shiftPendingApprovals(offsetMs: number): Promise<void> {

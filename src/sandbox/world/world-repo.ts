@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely'
-import type { DB } from '../db/schema.js'
+import type { DB } from '../../db/schema.js'
 
 /**
  * The SQL of reset and snapshots (world-service.ts), generic over the schema: the tables and

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { addRouteHook } from '../http/route-hooks.js'
+import { addRouteHook } from '../../http/route-hooks.js'
 import type { Fault } from './faults-repo.js'
 import type { FaultsService } from './faults-service.js'
 

@@ -1,8 +1,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
-import { errorResponses } from '../http/errors.js'
-import { ADMIN_SECURITY } from '../http/openapi.js'
+import { errorResponses } from '../../http/errors.js'
+import { ADMIN_SECURITY } from '../../http/openapi.js'
 import { MAX_SNAPSHOTS, type WorldService } from './world-service.js'
 
 const SnapshotName = Type.String({

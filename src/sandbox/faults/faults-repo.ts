@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely'
-import type { DB, SandboxFaultsTable } from '../db/schema.js'
+import type { DB, SandboxFaultsTable } from '../../db/schema.js'
 
 export type FaultEffect = { status: 500 | 502 | 503 | 429; retry_after_seconds?: number } | { delay_ms: number } | { drop: true }
 

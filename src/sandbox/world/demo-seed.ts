@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely'
-import { appsServiceFactory } from '../apps/apps-service.js'
-import type { Clock } from '../clock/clock.js'
-import type { DB } from '../db/schema.js'
-import { inTransaction } from '../db/transaction.js'
-import { identityServiceFactory } from '../identity/identity-service.js'
-import { ledgerServiceFactory } from '../ledger/ledger-service.js'
-import { ledgerWallets } from '../ledger/wallets.js'
+import { appsServiceFactory } from '../../apps/apps-service.js'
+import type { Clock } from '../../clock/clock.js'
+import type { DB } from '../../db/schema.js'
+import { inTransaction } from '../../db/transaction.js'
+import { identityServiceFactory } from '../../identity/identity-service.js'
+import { ledgerServiceFactory } from '../../ledger/ledger-service.js'
+import { ledgerWallets } from '../../ledger/wallets.js'
 
 export interface DemoInfo {
   appId: string

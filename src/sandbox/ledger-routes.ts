@@ -3,9 +3,9 @@ import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { ApiError, errorResponses } from '../http/errors.js'
 import { ADMIN_SECURITY } from '../http/openapi.js'
-import { formatAmount, parseAmountInput, STROOPS_PER_PI } from './amounts.js'
-import { isAccountId } from './ledger-rules.js'
-import type { LedgerService } from './ledger-service.js'
+import { formatAmount, parseAmountInput, STROOPS_PER_PI } from '../ledger/amounts.js'
+import { isAccountId } from '../ledger/ledger-rules.js'
+import type { LedgerService } from '../ledger/ledger-service.js'
 
 /** The most test Pi one funding call grants: enough for any test, small enough that sums stay far from numeric(20,7)'s range. */
 export const MAX_FUNDING_PI = 1_000_000n

@@ -1,9 +1,9 @@
 import { type Kysely, sql } from 'kysely'
-import { adsRepo } from '../ads/ads-repo.js'
-import type { PlatformClock } from '../clock/clock.js'
-import { clockResetRepo } from '../clock/clock-repo.js'
-import type { DB } from '../db/schema.js'
-import { paymentsRepo } from '../payments/payments-repo.js'
+import { adsRepo } from '../../ads/ads-repo.js'
+import type { PlatformClock } from '../../clock/clock.js'
+import { clockResetRepo } from '../../clock/clock-repo.js'
+import type { DB } from '../../db/schema.js'
+import { paymentsRepo } from '../../payments/payments-repo.js'
 
 export interface ClockResetDeps {
   db: Kysely<DB>

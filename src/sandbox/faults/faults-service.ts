@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely'
-import type { DB } from '../db/schema.js'
-import { ApiError } from '../http/errors.js'
-import { newId } from '../lib/crypto.js'
+import type { DB } from '../../db/schema.js'
+import { ApiError } from '../../http/errors.js'
+import { newId } from '../../lib/crypto.js'
+import { bumpGeneration, type SandboxSync } from '../sandbox-sync.js'
 import { type Fault, type FaultEffect, faultsRepo } from './faults-repo.js'
-import { bumpGeneration, type SandboxSync } from './sandbox-sync.js'
 
 /**
  * Injected faults (docs/testing.md, "Fault injection"): chosen calls of one app fail.

@@ -1,0 +1,249 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { Kysely } from 'kysely'
+import { Type } from 'typebox'
+import type { DB } from '../../db/schema.js'
+import { errorResponses } from '../../http/errors.js'
+import { ADMIN_SECURITY } from '../../http/openapi.js'
+import { PaymentDTOSchema } from '../../payments/payment-dto.js'
+import type { MoveBy } from '../../payments/payments-repo.js'
+import type { PaymentsService } from '../../payments/payments-service.js'
+import { decodeCursor, encodeCursor } from '../cursors.js'
+import { paymentViewsRepo } from './payment-views-repo.js'
+import { paymentViewsServiceFactory } from './payment-views-service.js'
+import { viewsRepo } from './views-repo.js'
+import { viewsServiceFactory } from './views-service.js'
+
+/**
+ * The sandbox's payment views: search an app's payments, one payment with its ledger transaction
+ * and timeline, why a user cannot pay the app now and what resolves it, the sandbox's own
+ * complete and cancel, and the app's setup checklist. Sandbox mode only (docs/api.md).
+ */
+const AppParams = Type.Object({ app_id: Type.String({ minLength: 1, maxLength: 64 }) })
+const PaymentParams = Type.Object({ ...AppParams.properties, payment_id: Type.String({ minLength: 1, maxLength: 64 }) })
+const StringOrNull = Type.Union([Type.String(), Type.Null()])
+const StateSchema = Type.Union([
+  Type.Literal('created'),
+  Type.Literal('approved'),
+  Type.Literal('transaction_linked'),
+  Type.Literal('verified'),
+  Type.Literal('completed'),
+  Type.Literal('cancelled'),
+])
+const ListedPayment = Type.Object({
+  ...PaymentDTOSchema.properties,
+  user_id: Type.String(),
+  username: Type.String(),
+  state: StateSchema,
+})
+const TimelineEvent = Type.Object({
+  kind: Type.String({
+    description: 'created, approved, transaction_linked, transaction_verified, completed, cancelled, user_cancelled or expired',
+  }),
+  at: Type.String({ description: 'Platform time' }),
+  actor: Type.String({ description: 'app, user, approval_window, ledger or sandbox' }),
+  actor_id: Type.Union([Type.String({ description: "The app's key id, or the user's uid" }), Type.Null()]),
+  request_id: Type.Union([Type.String({ description: 'The request that made the move (its entry in the request log)' }), Type.Null()]),
+  detail: StringOrNull,
+})
+const AdviceSchema = Type.Object({
+  state: StateSchema,
+  blocks_new_payment: Type.Boolean(),
+  waiting_for: Type.String(),
+  next_call: Type.String({ description: 'The call that moves the payment on, as the app should have made it' }),
+  sandbox_actions: Type.Array(Type.Union([Type.Literal('complete'), Type.Literal('cancel')]), {
+    description: 'POST /sandbox/apps/{app_id}/payments/{payment_id}/{action}',
+  }),
+})
+
+export function sandboxPayments(
+  app: FastifyInstance,
+  deps: {
+    db: Kysely<DB>
+    publicUrl: string
+    payments: Pick<PaymentsService, 'complete' | 'cancel' | 'expireDueApprovals'>
+    /** This process's request log, flushed before the checklist reads it (undefined when off). */
+    requestLog: { flush(): Promise<void> } | undefined
+  },
+): void {
+  const views = viewsServiceFactory({ repo: viewsRepo(deps.db) })
+  const service = paymentViewsServiceFactory({ ...deps, repo: paymentViewsRepo(deps.db), views })
+  const r = app.withTypeProvider<TypeBoxTypeProvider>()
+  const common = { tags: ['Sandbox'], security: ADMIN_SECURITY }
+  const config = { auth: 'admin' as const }
+  const bySandbox = (request: FastifyRequest): MoveBy => ({ actor: 'sandbox', actorId: null, requestId: request.id })
+
+  r.get(
+    '/sandbox/apps/:app_id/payments',
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: 'sandboxListPayments',
+        summary: "An app's payments, newest first: search, filter and page",
+        description:
+          '`q` finds a payment by its identifier or txid, its user (user id, uid, or username regardless of case) or a ' +
+          'part of its memo. `state` as the status flags map (created, approved, transaction_linked, verified, completed, ' +
+          'cancelled); `direction`. `before=<next_cursor>` pages back; `next_cursor` is null on the last page.',
+        params: AppParams,
+        querystring: Type.Object({
+          q: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+          state: Type.Optional(StateSchema),
+          direction: Type.Optional(Type.Union([Type.Literal('user_to_app'), Type.Literal('app_to_user')])),
+          before: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+        }),
+        response: {
+          200: Type.Object({ payments: Type.Array(ListedPayment), next_cursor: StringOrNull }),
+          ...errorResponses(401, 404),
+        },
+      },
+    },
+    async (request) => {
+      const { app_id: appId } = request.params
+      const { q, state, direction } = request.query
+      const limit = request.query.limit ?? 50
+      const cursor = request.query.before === undefined ? undefined : decodeCursor('before', request.query.before, 'payments', appId)
+      const rows = await service.list(appId, { q, state, direction }, limit, cursor)
+      const page = rows.slice(0, limit)
+      const last = page[page.length - 1]
+      return {
+        payments: page.map((row) => row.payment),
+        next_cursor: rows.length > limit && last !== undefined ? encodeCursor('payments', appId, last.position) : null,
+      }
+    },
+  )
+
+  r.get(
+    '/sandbox/apps/:app_id/payments/:payment_id',
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: 'sandboxGetPayment',
+        summary: 'One payment: its user, addresses, ledger transaction, timeline, and what moves it on',
+        params: PaymentParams,
+        response: {
+          200: Type.Object({
+            payment: PaymentDTOSchema,
+            state: StateSchema,
+            user: Type.Object({ user_id: Type.String(), username: Type.String(), uid: Type.String() }),
+            from_address: Type.String(),
+            to_address: Type.String(),
+            ledger_transaction: Type.Union([
+              Type.Null(),
+              Type.Object({
+                hash: Type.String(),
+                ledger: Type.String(),
+                created_at: Type.String(),
+                source_account: Type.String(),
+                fee_charged: Type.String({ description: 'Stroops' }),
+                memo: StringOrNull,
+                _link: Type.String({ description: 'GET /ledger/transactions/{hash}' }),
+              }),
+            ]),
+            timeline: Type.Array(TimelineEvent, { description: 'Oldest first' }),
+            advice: AdviceSchema,
+          }),
+          ...errorResponses(401, 404),
+        },
+      },
+    },
+    async (request) => {
+      return service.detail(request.params.app_id, request.params.payment_id)
+    },
+  )
+
+  r.get(
+    '/sandbox/apps/:app_id/users/:user_id/blocking',
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: 'sandboxUserBlocking',
+        summary: 'Why a user cannot start a new payment with the app, and what resolves it',
+        description:
+          "The user's open payments with the app (at most one each way), each with what it waits for, the call the app " +
+          'should make, and the sandbox actions that resolve it. `blocked` says whether a new payment in that direction ' +
+          'would be refused with ongoing_payment_found.',
+        params: Type.Object({ ...AppParams.properties, user_id: Type.String({ minLength: 1, maxLength: 64 }) }),
+        response: {
+          200: Type.Object({
+            user_id: Type.String(),
+            uid: StringOrNull,
+            blocked: Type.Object({ user_to_app: Type.Boolean(), app_to_user: Type.Boolean() }),
+            open_payments: Type.Array(Type.Object({ payment: PaymentDTOSchema, advice: AdviceSchema })),
+          }),
+          ...errorResponses(401, 404),
+        },
+      },
+    },
+    async (request) => {
+      return service.blocking(request.params.app_id, request.params.user_id)
+    },
+  )
+
+  r.post(
+    '/sandbox/apps/:app_id/payments/:payment_id/complete',
+    {
+      config: { ...config, forms: true },
+      preValidation: async (request) => {
+        request.body ??= {}
+      },
+      schema: {
+        ...common,
+        operationId: 'sandboxCompletePayment',
+        summary: 'Complete a payment as its app would (POST /v2/payments/{id}/complete), with its linked txid by default',
+        params: PaymentParams,
+        body: Type.Object({
+          txid: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$', description: 'a ledger transaction hash: 64 hex digits' })),
+        }),
+        response: { 200: PaymentDTOSchema, ...errorResponses(401, 404, 409) },
+      },
+    },
+    async (request) => {
+      return service.complete(request.params.app_id, request.params.payment_id, request.body.txid, bySandbox(request))
+    },
+  )
+
+  r.post(
+    '/sandbox/apps/:app_id/payments/:payment_id/cancel',
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: 'sandboxCancelPayment',
+        summary: 'Cancel a payment as its app would (POST /v2/payments/{id}/cancel)',
+        params: PaymentParams,
+        response: { 200: PaymentDTOSchema, ...errorResponses(401, 404, 409) },
+      },
+    },
+    async (request) => {
+      return service.cancel(request.params.app_id, request.params.payment_id, bySandbox(request))
+    },
+  )
+
+  const Step = Type.Object({ done: Type.Boolean(), at: StringOrNull })
+  r.get(
+    '/sandbox/apps/:app_id/checklist',
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: 'sandboxAppChecklist',
+        summary: "The app's setup checklist: key made, URL set, first /v2/me, first approve, first complete",
+        description:
+          'Derived from the data: the oldest active key, the app URL, the first successful GET /v2/me in the request log ' +
+          '(when the log is on), and the first approved and completed payments.',
+        params: AppParams,
+        response: {
+          200: Type.Object({ key_made: Step, url_set: Step, first_me: Step, first_approve: Step, first_complete: Step }),
+          ...errorResponses(401, 404),
+        },
+      },
+    },
+    async (request) => {
+      return service.checklist(request.params.app_id)
+    },
+  )
+}

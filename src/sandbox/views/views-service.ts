@@ -1,0 +1,22 @@
+import { ApiError } from '../../http/errors.js'
+import type { ViewsRepo } from './views-repo.js'
+
+/** The lookups every sandbox view starts from: an unknown app or user is a 404 that names it. */
+export function viewsServiceFactory(deps: { repo: Pick<ViewsRepo, 'findApp' | 'findUser'> }) {
+  const { repo } = deps
+  return {
+    async requireApp(appId: string) {
+      const row = await repo.findApp(appId)
+      if (row === undefined) throw new ApiError('app_not_found', `No app with id ${appId}.`)
+      return row
+    },
+
+    async requireUser(userId: string) {
+      const row = await repo.findUser(userId)
+      if (row === undefined) throw new ApiError('user_not_found', `No user with id ${userId}.`)
+      return row
+    },
+  }
+}
+
+export type ViewsService = ReturnType<typeof viewsServiceFactory>

@@ -1,0 +1,245 @@
+/**
+ * The payment dialog (Pi.createPayment): payment-machine.js decides the state, this module runs
+ * what each state needs (the platform calls, the app's callbacks, the timers) and draws it.
+ * Every event goes through `dispatch`; entering a state runs its `onEnter` effect once.
+ */
+import { call, sandbox } from './api.js'
+import { formatPi, h, openModal, toast } from './dom.js'
+import { canCancel, FEE_PI, FINAL_STATES, initialState, shortOfFunds, toStroops, transition, view } from './payment-machine.js'
+
+const enc = encodeURIComponent
+
+/** The platform's messages speak of "the user"; the user's own dialogs speak to them. */
+const secondPerson = (text) =>
+  String(text)
+    .replace(/\bThe user's\b/g, 'Your')
+    .replace(/\bthe user's\b/g, 'your')
+    .replace(/\bThe user\b/g, 'You')
+    .replace(/\bthe user\b/g, 'you')
+
+/** Runs one payment dialog for the app's request `params` (`amount`, `memo`, `metadata`), answering through `reply`. */
+export async function runPaymentDialog(ctx, auth, params, reply) {
+  const app = ctx.app()
+  const { amount, memo, metadata } = params
+  const windowMs = ctx.approvalWindowSeconds * 1000
+
+  const timers = new Set()
+  const every = (ms, fn) => timers.add(setInterval(fn, ms))
+  const stopTimers = () => {
+    for (const timer of timers) clearInterval(timer)
+    timers.clear()
+  }
+
+  let state = initialState()
+  let deadline = Number.POSITIVE_INFINITY
+  let offsetMs = 0
+  const platformNow = () => Date.now() + offsetMs
+  /** Your balance in stroops once read; Pay needs amount + fee. */
+  let balanceStroops
+  /** Why creating the payment failed, for the status line. */
+  let createMessage
+
+  const status = h('p', { class: 'status-line', role: 'status', 'data-stage': state.name }, 'Creating the payment…')
+  const balance = h('dd', { class: 'balance-value' }, '…')
+  const paymentId = h('dd', { class: 'mono' }, '…')
+  const payButton = h('button', { type: 'button', class: 'primary', disabled: true }, 'Pay')
+  const cancelButton = h('button', { type: 'button', disabled: true }, 'Cancel')
+  const closeButton = h('button', { type: 'button', hidden: true }, 'Close')
+
+  let dialogOpen = true
+  const closeModal = openModal({
+    label: 'Confirm payment',
+    className: 'payment',
+    onDismiss: () => (canCancel(state) ? dispatch({ type: 'cancel' }) : closeDialog()),
+    render: () => [
+      h('div', { class: 'amount-big' }, formatPi(amount)),
+      h(
+        'dl',
+        { class: 'facts' },
+        h('dt', {}, 'To'),
+        h('dd', {}, app.name),
+        h('dt', {}, 'Memo'),
+        h('dd', { class: 'memo' }, memo),
+        h('dt', {}, 'Network fee'),
+        h('dd', {}, formatPi(FEE_PI)),
+        h('dt', {}, 'Your balance'),
+        balance,
+        h('dt', {}, 'Payment'),
+        paymentId,
+      ),
+      status,
+      h('div', { class: 'actions' }, cancelButton, closeButton, payButton),
+    ],
+  })
+  const closeDialog = () => {
+    dialogOpen = false
+    closeModal()
+  }
+
+  const render = () => {
+    const shown = view(state, {
+      appName: app.name,
+      amount,
+      windowSeconds: windowMs / 1000,
+      secondsLeft: Math.max(0, Math.ceil((deadline - platformNow()) / 1000)),
+      shortOfFunds: shortOfFunds(amount, balanceStroops),
+      message: createMessage,
+    })
+    if (shown.text !== undefined) {
+      status.textContent = shown.text
+      status.className = `status-line ${shown.tone}`
+    }
+    status.dataset.stage = state.name
+    payButton.disabled = shown.pay.disabled
+    payButton.hidden = shown.pay.hidden
+    cancelButton.disabled = shown.cancel.disabled
+    cancelButton.hidden = shown.cancel.hidden
+    closeButton.hidden = shown.close.hidden
+  }
+
+  /** The end of the flow the app hears of: its callback, the wallet read again, a toast if the dialog was closed. */
+  const finish = (event) => {
+    stopTimers()
+    reply.event(...event, true)
+    ctx.refreshWallet()
+    if (!dialogOpen) toast(status.textContent)
+  }
+
+  const readClock = async () => {
+    try {
+      offsetMs = (await sandbox('/sandbox/clock')).offset_seconds * 1000
+    } catch {
+      // Without the platform clock the countdown reads the wall clock.
+    }
+  }
+
+  /**
+   * Once the payment exists: the app is told to approve it (again every `resendMs` while the
+   * window is open), the payment is polled until the flow ends, and the countdown ticks.
+   */
+  const watch = (created) => {
+    const id = created.identifier
+    paymentId.textContent = id
+    deadline = Date.parse(created.created_at) + windowMs
+    reply.event('readyForServerApproval', [id])
+    every(ctx.tuning.resendMs, () => {
+      if (state.name === 'awaiting_approval' && platformNow() < deadline) reply.event('readyForServerApproval', [id])
+    })
+    let polling = false
+    every(ctx.tuning.pollMs, async () => {
+      // A submit's own answer moves the payment on; a cancel by the platform is being explained.
+      if (polling || FINAL_STATES.has(state.name) || state.name === 'submitting' || state.name === 'confirming_cancel') return
+      polling = true
+      try {
+        dispatch({ type: 'update', payment: await call(`/v2/client/payments/${enc(id)}`, { token: auth.token }) })
+      } catch {
+        // Polled again on the next tick.
+      } finally {
+        polling = false
+      }
+    })
+    every(500, () => {
+      if (state.name === 'awaiting_approval') render()
+    })
+  }
+
+  /** What entering each state does (states without an entry are only drawn). */
+  const onEnter = {
+    submitting: async () => {
+      const id = state.payment.identifier
+      try {
+        dispatch({ type: 'update', payment: await call(`/v2/client/payments/${enc(id)}/submit`, { method: 'POST', token: auth.token }) })
+      } catch (error) {
+        // The message stays until the next Pay, and the app hears of it.
+        const payment = error.body?.payment
+        dispatch({ type: 'pay_failed', message: `The payment failed: ${secondPerson(error.message)}`, payment })
+        reply.event('error', [{ code: error.code ?? 'unknown_error', message: error.message }, payment ?? state.payment])
+        ctx.refreshWallet()
+      }
+    },
+    cancelling: async () => {
+      try {
+        dispatch({
+          type: 'update',
+          payment: await call(`/v2/client/payments/${enc(state.payment.identifier)}/cancel`, { method: 'POST', token: auth.token }),
+        })
+        closeDialog()
+      } catch (error) {
+        dispatch({ type: 'cancel_failed', message: error.message, payment: error.body?.payment })
+      }
+    },
+    confirming_cancel: async () => {
+      const payment = state.payment
+      // Someone may have moved the platform clock: read it before telling expiry from the app's cancel.
+      await readClock()
+      const expired = !payment.status.developer_approved && payment.transaction === null && platformNow() >= deadline - 1000
+      dispatch({ type: 'cancel_explained', expired })
+    },
+    paid: () => {
+      const paid = state.payment
+      const paidAt = platformNow()
+      const sendCompletion = () => reply.event('readyForServerCompletion', [paid.identifier, paid.transaction.txid])
+      sendCompletion()
+      every(ctx.tuning.resendMs, () => {
+        if (state.name !== 'paid') return
+        if (platformNow() < paidAt + windowMs) return sendCompletion()
+        dispatch({ type: 'completion_timeout' })
+      })
+      ctx.refreshWallet()
+    },
+    completed: () => {
+      finish(['completed', [state.payment]])
+      setTimeout(closeDialog, 2000)
+    },
+    cancelled: () => finish(['cancel', [state.payment.identifier]]),
+    cancelled_by_app: () => finish(['error', [{ code: 'payment_cancelled', message: status.textContent }, state.payment]]),
+    expired: () => finish(['error', [{ code: 'payment_expired', message: status.textContent }, state.payment]]),
+    not_completed: () => {
+      // The app will meet this payment again through onIncompletePaymentFound.
+      stopTimers()
+      reply.event('closed', [state.payment], true)
+    },
+  }
+
+  function dispatch(event) {
+    const before = state
+    state = transition(state, event)
+    if (state === before) return
+    render()
+    if (state.name !== before.name) onEnter[state.name]?.()
+  }
+
+  ctx.balance().then(
+    (value) => {
+      balance.textContent = formatPi(value)
+      balanceStroops = toStroops(value)
+      render()
+    },
+    () => {
+      balance.textContent = 'unknown'
+    },
+  )
+  payButton.addEventListener('click', () => dispatch({ type: 'pay' }))
+  cancelButton.addEventListener('click', () => dispatch({ type: 'cancel' }))
+  closeButton.addEventListener('click', closeDialog)
+
+  await readClock()
+  let created
+  try {
+    created = await call('/v2/client/payments', { method: 'POST', token: auth.token, body: { amount, memo, metadata } })
+  } catch (error) {
+    createMessage = error.message
+    dispatch({ type: 'create_failed' })
+    return reply.error(error.code ?? 'unknown_error', error.message, error.body?.payment)
+  }
+  if (!reply.active()) return closeDialog()
+  reply.result(created, true)
+  reply.onAbort(() => {
+    dispatch({ type: 'abort' })
+    stopTimers()
+    closeDialog()
+  })
+  dispatch({ type: 'created', payment: created })
+  watch(created)
+  render()
+}
