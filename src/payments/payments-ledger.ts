@@ -1,4 +1,4 @@
-import { ApiError } from '../http/errors.js'
+import { ApiError } from '../core/errors.js'
 import { LedgerError, problem } from '../ledger/ledger-errors.js'
 import type { LedgerService, OnTransactionApplied } from '../ledger/ledger-service.js'
 import { paymentsRepo } from './payments-repo.js'

@@ -2,14 +2,15 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { type Kysely, sql } from 'kysely'
 import { Type } from 'typebox'
+import { containsPattern, decodeCursor, encodeCursor } from '../core/cursors.js'
+import { ApiError } from '../core/errors.js'
 import type { DB } from '../db/schema.js'
-import { ApiError, errorResponses } from '../http/errors.js'
+import { errorResponses } from '../http/errors.js'
 import { ADMIN_SECURITY } from '../http/openapi.js'
 import { adviceFor, type PaymentState, paymentState } from '../payments/payment-advice.js'
 import { PaymentDTOSchema, toPaymentDTO } from '../payments/payment-dto.js'
 import type { MoveBy } from '../payments/payments-repo.js'
 import type { PaymentsService } from '../payments/payments-service.js'
-import { containsPattern, decodeCursor, encodeCursor } from './cursors.js'
 
 /**
  * The sandbox's payment views: search an app's payments, one payment with its ledger transaction

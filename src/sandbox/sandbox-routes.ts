@@ -4,10 +4,11 @@ import { Type } from 'typebox'
 import { checkAppName, checkAppUrl, MAX_APP_NAME } from '../apps/app-rules.js'
 import type { AppsService } from '../apps/apps-service.js'
 import { MAX_ADVANCE_SECONDS, MAX_OFFSET_SECONDS, type PlatformClock } from '../clock/clock.js'
-import { ApiError, errorResponses } from '../http/errors.js'
+import { ApiError } from '../core/errors.js'
+import { SCOPES } from '../core/scopes.js'
+import { errorResponses } from '../http/errors.js'
 import { ADMIN_SECURITY } from '../http/openapi.js'
 import type { IdentityService } from '../identity/identity-service.js'
-import { SCOPES } from '../identity/scopes.js'
 
 const Id = (description: string) => Type.String({ minLength: 1, maxLength: 64, description })
 const WalletSchema = Type.Object({

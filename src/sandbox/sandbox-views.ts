@@ -3,10 +3,11 @@ import type { FastifyInstance } from 'fastify'
 import { type Kysely, sql } from 'kysely'
 import { Type } from 'typebox'
 import { platformNow } from '../clock/platform-now.js'
+import { containsPattern, decodeCursor, encodeCursor } from '../core/cursors.js'
+import { ApiError } from '../core/errors.js'
 import type { DB } from '../db/schema.js'
-import { ApiError, errorResponses } from '../http/errors.js'
+import { errorResponses } from '../http/errors.js'
 import { ADMIN_SECURITY } from '../http/openapi.js'
-import { containsPattern, decodeCursor, encodeCursor } from './cursors.js'
 
 /**
  * Read-only views of the platform for the sandbox browser and the developer console: apps,

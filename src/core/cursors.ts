@@ -1,4 +1,4 @@
-import { ApiError } from '../http/errors.js'
+import { ApiError } from './errors.js'
 
 /**
  * The sandbox API's paging cursors: opaque strings (base64url) naming the list they belong to
