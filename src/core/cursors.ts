@@ -38,3 +38,19 @@ export function decodeCursor(name: string, given: string, kind: string, scope: s
 export function containsPattern(text: string): string {
   return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 }
+
+/** One page of a keyset-paged list, and the cursor of the next page (null on the last one). */
+export interface Page<Row> {
+  rows: Row[]
+  next: string | null
+}
+
+/**
+ * Cuts a keyset page from `rows`, which the query fetched with `limit + 1`: the extra row only
+ * says that another page follows, and the next page starts after the last row kept.
+ */
+export function page<Row>(rows: readonly Row[], limit: number, cursorOf: (last: Row) => string): Page<Row> {
+  const kept = rows.slice(0, limit)
+  const last = kept[kept.length - 1]
+  return { rows: kept, next: rows.length > limit && last !== undefined ? cursorOf(last) : null }
+}

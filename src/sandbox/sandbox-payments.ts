@@ -2,8 +2,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { type Kysely, sql } from 'kysely'
 import { Type } from 'typebox'
-import { containsPattern, decodeCursor, encodeCursor } from '../core/cursors.js'
+import { containsPattern, decodeCursor, encodeCursor, page } from '../core/cursors.js'
 import { ApiError } from '../core/errors.js'
+import { AppParams, Cursor, Id, PageLimit, SearchText } from '../core/schemas.js'
 import type { DB } from '../db/schema.js'
 import { errorResponses } from '../http/errors.js'
 import { ADMIN_SECURITY } from '../http/openapi.js'
@@ -17,8 +18,7 @@ import type { PaymentsService } from '../payments/payments-service.js'
  * and timeline, why a user cannot pay the app now and what resolves it, the sandbox's own
  * complete and cancel, and the app's setup checklist. Sandbox mode only (docs/api.md).
  */
-const AppParams = Type.Object({ app_id: Type.String({ minLength: 1, maxLength: 64 }) })
-const PaymentParams = Type.Object({ ...AppParams.properties, payment_id: Type.String({ minLength: 1, maxLength: 64 }) })
+const PaymentParams = Type.Object({ ...AppParams().properties, payment_id: Id() })
 const StringOrNull = Type.Union([Type.String(), Type.Null()])
 const StateSchema = Type.Union([
   Type.Literal('created'),
@@ -116,13 +116,13 @@ export function sandboxPayments(
           '`q` finds a payment by its identifier or txid, its user (user id, uid, or username regardless of case) or a ' +
           'part of its memo. `state` as the status flags map (created, approved, transaction_linked, verified, completed, ' +
           'cancelled); `direction`. `before=<next_cursor>` pages back; `next_cursor` is null on the last page.',
-        params: AppParams,
+        params: AppParams(),
         querystring: Type.Object({
-          q: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+          q: Type.Optional(SearchText()),
           state: Type.Optional(StateSchema),
           direction: Type.Optional(Type.Union([Type.Literal('user_to_app'), Type.Literal('app_to_user')])),
-          before: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+          before: Type.Optional(Cursor()),
+          limit: Type.Optional(PageLimit()),
         }),
         response: {
           200: Type.Object({ payments: Type.Array(ListedPayment), next_cursor: StringOrNull }),
@@ -160,19 +160,15 @@ export function sandboxPayments(
         .orderBy('p.identifier', 'desc')
         .limit(limit + 1)
         .execute()
-      const page = rows.slice(0, limit)
-      const last = page[page.length - 1]
+      const listed = page(rows, limit, (last) => encodeCursor('payments', appId, { n: Number(last.created_us), id: last.identifier }))
       return {
-        payments: page.map((row) => ({
+        payments: listed.rows.map((row) => ({
           ...toPaymentDTO(row, publicUrl),
           user_id: row.user_id,
           username: row.username,
           state: paymentState(row),
         })),
-        next_cursor:
-          rows.length > limit && last !== undefined
-            ? encodeCursor('payments', appId, { n: Number(last.created_us), id: last.identifier })
-            : null,
+        next_cursor: listed.next,
       }
     },
   )
@@ -284,7 +280,7 @@ export function sandboxPayments(
           "The user's open payments with the app (at most one each way), each with what it waits for, the call the app " +
           'should make, and the sandbox actions that resolve it. `blocked` says whether a new payment in that direction ' +
           'would be refused with ongoing_payment_found.',
-        params: Type.Object({ ...AppParams.properties, user_id: Type.String({ minLength: 1, maxLength: 64 }) }),
+        params: Type.Object({ ...AppParams().properties, user_id: Id() }),
         response: {
           200: Type.Object({
             user_id: Type.String(),
@@ -397,7 +393,7 @@ export function sandboxPayments(
         description:
           'Derived from the data: the oldest active key, the app URL, the first successful GET /v2/me in the request log ' +
           '(when the log is on), and the first approved and completed payments.',
-        params: AppParams,
+        params: AppParams(),
         response: {
           200: Type.Object({ key_made: Step, url_set: Step, first_me: Step, first_approve: Step, first_complete: Step }),
           ...errorResponses(401, 404),

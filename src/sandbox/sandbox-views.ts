@@ -3,8 +3,9 @@ import type { FastifyInstance } from 'fastify'
 import { type Kysely, sql } from 'kysely'
 import { Type } from 'typebox'
 import { platformNow } from '../clock/platform-now.js'
-import { containsPattern, decodeCursor, encodeCursor } from '../core/cursors.js'
+import { containsPattern, decodeCursor, encodeCursor, page } from '../core/cursors.js'
 import { ApiError } from '../core/errors.js'
+import { AppParams, Cursor, Id, PageLimit } from '../core/schemas.js'
 import type { DB } from '../db/schema.js'
 import { errorResponses } from '../http/errors.js'
 import { ADMIN_SECURITY } from '../http/openapi.js'
@@ -14,10 +15,9 @@ import { ADMIN_SECURITY } from '../http/openapi.js'
  * users, and each app's payments, ads and notifications. Sandbox mode only; newest first,
  * at most `limit` (≤ 200) rows.
  */
-const Limit = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })) })
+const Limit = Type.Object({ limit: Type.Optional(PageLimit()) })
 /** An app's keys and a user's apps are listed whole up to this many (the newest when there are more). */
 export const MAX_NESTED_ROWS = 200
-const AppParams = Type.Object({ app_id: Type.String({ minLength: 1, maxLength: 64 }) })
 /** A row's created_at in microseconds since 1970, exactly: the sort key of the cursors (JavaScript dates keep milliseconds). */
 const micros = sql<number>`(extract(epoch from created_at) * 1000000)::bigint`
 const iso = (date: Date | null) => date?.toISOString() ?? null
@@ -65,7 +65,7 @@ export function sandboxViews(
         ...common,
         operationId: 'sandboxListApps',
         summary: 'List apps, newest first; before=<next_cursor> pages back',
-        querystring: Type.Object({ ...Limit.properties, before: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) }),
+        querystring: Type.Object({ ...Limit.properties, before: Type.Optional(Cursor()) }),
         response: {
           200: Type.Object({ apps: Type.Array(AppView), next_cursor: Type.Union([Type.String(), Type.Null()]) }),
           ...errorResponses(401),
@@ -82,13 +82,8 @@ export function sandboxViews(
         .orderBy('id', 'desc')
         .limit(limit + 1)
         .execute()
-      const page = rows.slice(0, limit)
-      const last = page[page.length - 1]
-      return {
-        apps: page.map(appView),
-        next_cursor:
-          rows.length > limit && last !== undefined ? encodeCursor('apps', '', { n: Number(last.created_us), id: last.id }) : null,
-      }
+      const listed = page(rows, limit, (last) => encodeCursor('apps', '', { n: Number(last.created_us), id: last.id }))
+      return { apps: listed.rows.map(appView), next_cursor: listed.next }
     },
   )
 
@@ -100,7 +95,7 @@ export function sandboxViews(
         ...common,
         operationId: 'sandboxGetApp',
         summary: 'An app and its server API keys (never the keys themselves: their ids and first characters)',
-        params: AppParams,
+        params: AppParams(),
         response: {
           200: Type.Object({
             ...AppView.properties,
@@ -157,7 +152,7 @@ export function sandboxViews(
           ...Limit.properties,
           username: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
           q: Type.Optional(Type.String({ minLength: 1, maxLength: 32, 'x-hint': 'a part of a username' })),
-          before: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+          before: Type.Optional(Cursor()),
         }),
         response: {
           200: Type.Object({
@@ -186,17 +181,15 @@ export function sandboxViews(
           .execute(),
         matching.select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow(),
       ])
-      const page = rows.slice(0, limit)
-      const last = page[page.length - 1]
+      const listed = page(rows, limit, (last) => encodeCursor('users', '', { n: Number(last.created_us), id: last.id }))
       return {
-        users: page.map((u) => ({
+        users: listed.rows.map((u) => ({
           user_id: u.id,
           username: u.username,
           wallet_address: u.wallet_address,
           created_at: u.created_at.toISOString(),
         })),
-        next_cursor:
-          rows.length > limit && last !== undefined ? encodeCursor('users', '', { n: Number(last.created_us), id: last.id }) : null,
+        next_cursor: listed.next,
         total: count.n,
       }
     },
@@ -210,7 +203,7 @@ export function sandboxViews(
         ...common,
         operationId: 'sandboxGetUser',
         summary: 'A user and the apps they signed in to, with the consent given to each',
-        params: Type.Object({ user_id: Type.String({ minLength: 1, maxLength: 64 }) }),
+        params: Type.Object({ user_id: Id() }),
         response: {
           200: Type.Object({
             ...UserView.properties,
@@ -263,7 +256,7 @@ export function sandboxViews(
         ...common,
         operationId: 'sandboxListAds',
         summary: "An app's rewarded ads and their mediator statuses (as GET /v2/ads_network/status/{adId} answers them)",
-        params: AppParams,
+        params: AppParams(),
         querystring: Limit,
         response: {
           200: Type.Object({
@@ -327,7 +320,7 @@ export function sandboxViews(
         ...common,
         operationId: 'sandboxListSentNotifications',
         summary: 'Notifications an app delivered',
-        params: AppParams,
+        params: AppParams(),
         querystring: Limit,
         response: {
           200: Type.Object({
