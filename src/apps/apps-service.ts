@@ -11,7 +11,6 @@ import { constantTimeEqual, newId, newSecret, sha256Hex } from '../lib/crypto.js
 import { type AppRow, type AppsRepo, appsRepo as makeAppsRepo } from './apps-repo.js'
 
 export type AppNetwork = AppRow['network']
-export const APP_NETWORKS: readonly AppNetwork[] = ['Pi Testnet', 'Pi Network']
 
 export interface CreatedApp {
   app: AppRow
