@@ -2,7 +2,7 @@
  * Rewarded ads as pure rules: what a show yields, and which mediator status moves are allowed.
  * docs/ads.md carries the same tables; test/unit/ad-rules.test.ts has a test a row.
  */
-import type { Scope } from '../identity/scopes.js'
+import type { Scope } from '../core/scopes.js'
 
 export const AD_TYPES = ['rewarded', 'interstitial'] as const
 export type AdType = (typeof AD_TYPES)[number]

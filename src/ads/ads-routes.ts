@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import type { AppsService } from '../apps/apps-service.js'
+import { Id, Timestamp } from '../core/schemas.js'
 import { keyPrincipal, tokenPrincipal } from '../http/auth.js'
 import { errorResponses } from '../http/errors.js'
 import { ADMIN_SECURITY, KEY_SECURITY } from '../http/openapi.js'
@@ -18,8 +19,8 @@ const RewardedAdStatusSchema = Type.Object(
   {
     identifier: Type.String({ description: 'The adId the client SDK returned' }),
     mediator_ack_status: Type.Union([AckStatusSchema, Type.Null()], { description: 'null while the mediator has not decided' }),
-    mediator_granted_at: Type.Union([Type.String({ description: 'ISO 8601 UTC' }), Type.Null()]),
-    mediator_revoked_at: Type.Union([Type.String({ description: 'ISO 8601 UTC' }), Type.Null()]),
+    mediator_granted_at: Type.Union([Timestamp(), Type.Null()]),
+    mediator_revoked_at: Type.Union([Timestamp(), Type.Null()]),
   },
   { $id: 'RewardedAdStatusDTO' },
 )
@@ -45,7 +46,7 @@ export function adsRoutes(app: FastifyInstance, deps: { ads: AdsService }): void
         security: KEY_SECURITY,
         operationId: 'getRewardedAdStatus',
         summary: 'Check a rewarded ad before granting its reward',
-        params: Type.Object({ adId: Type.String({ minLength: 1, maxLength: 64 }) }),
+        params: Type.Object({ adId: Id() }),
         response: { 200: RewardedAdStatusSchema, ...errorResponses(401, 404) },
       },
     },
@@ -111,7 +112,6 @@ export function adsSandboxRoutes(
   const r = app.withTypeProvider<TypeBoxTypeProvider>()
   const common = { tags: ['Sandbox'], security: ADMIN_SECURITY }
   const config = { auth: 'admin' as const }
-  const Id = Type.String({ minLength: 1, maxLength: 64 })
 
   r.post(
     '/sandbox/ads/:adId/status',
@@ -121,7 +121,7 @@ export function adsSandboxRoutes(
         ...common,
         operationId: 'sandboxSetAdStatus',
         summary: "Move an ad's mediator status: pending → granted or failed, granted → revoked",
-        params: Type.Object({ adId: Id }),
+        params: Type.Object({ adId: Id() }),
         body: Type.Object({ mediator_ack_status: AckStatusSchema }),
         response: { 200: RewardedAdStatusSchema, ...errorResponses(401, 404, 409) },
       },
@@ -137,7 +137,7 @@ export function adsSandboxRoutes(
         ...common,
         operationId: 'sandboxGetAdStatus',
         summary: "One ad's status, read as GET /v2/ads_network/status/{adId} reads it (a verdict that fell due is taken)",
-        params: Type.Object({ app_id: Id, ad_id: Id }),
+        params: Type.Object({ app_id: Id(), ad_id: Id() }),
         response: { 200: RewardedAdStatusSchema, ...errorResponses(401, 404) },
       },
     },
@@ -155,7 +155,7 @@ export function adsSandboxRoutes(
 
   for (const scope of ['app', 'user'] as const) {
     const url = scope === 'app' ? '/sandbox/apps/:app_id/ads/script' : '/sandbox/apps/:app_id/users/:user_id/ads/script'
-    const params = scope === 'app' ? Type.Object({ app_id: Id }) : Type.Object({ app_id: Id, user_id: Id })
+    const params = scope === 'app' ? Type.Object({ app_id: Id() }) : Type.Object({ app_id: Id(), user_id: Id() })
     r.put(
       url,
       {

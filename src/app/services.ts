@@ -8,8 +8,9 @@ import { type CredentialCache, createCredentialCache } from '../identity/credent
 import { type IdentityService, identityServiceFactory } from '../identity/identity-service.js'
 import { type StreamHub, streamHub } from '../ledger/horizon/streaming.js'
 import { drawnLedger, ledgerRepo, worldStartLedger } from '../ledger/ledger-repo.js'
-import { type LedgerService, ledgerServiceFactory, type OnTransactionApplied } from '../ledger/ledger-service.js'
+import { type LedgerService, ledgerServiceFactory } from '../ledger/ledger-service.js'
 import { type LedgerTip, ledgerTip } from '../ledger/ledger-tip.js'
+import type { HookRefusal, OnTransactionApplied } from '../ledger/ledger-types.js'
 import { ledgerWallets } from '../ledger/wallets.js'
 import { type NotificationsService, notificationsServiceFactory } from '../notifications/notifications-service.js'
 import { linkPayments, paymentsLedger } from '../payments/payments-ledger.js'
@@ -57,9 +58,9 @@ export interface Services {
 function transactionAppliedHook(): { call: OnTransactionApplied; bind(hook: OnTransactionApplied): void } {
   let bound: OnTransactionApplied | undefined
   return {
-    call: async (trx, tx) => {
+    call: async (trx, tx): Promise<HookRefusal | undefined> => {
       if (bound === undefined) throw new Error('a ledger transaction was applied before payments were linked to the ledger')
-      await bound(trx, tx)
+      return (await bound(trx, tx)) ?? undefined
     },
     bind(hook) {
       bound = hook

@@ -1,17 +1,16 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock/clock.js'
+import { ApiError } from '../core/errors.js'
+import type { KeyPrincipal } from '../core/principals.js'
 import type { DB } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
-import type { KeyPrincipal } from '../http/auth.js'
-import { ApiError } from '../http/errors.js'
 import { credentialEventsRepo, type RevokedCredential } from '../identity/credential-events.js'
-import { newWallet, type Wallet } from '../ledger/keys.js'
+import { newWallet, type Wallet } from '../ledger/stellar/keys.js'
 import type { Wallets } from '../ledger/wallets.js'
 import { constantTimeEqual, newId, newSecret, sha256Hex } from '../lib/crypto.js'
 import { type AppRow, type AppsRepo, appsRepo as makeAppsRepo } from './apps-repo.js'
 
 export type AppNetwork = AppRow['network']
-export const APP_NETWORKS: readonly AppNetwork[] = ['Pi Testnet', 'Pi Network']
 
 export interface CreatedApp {
   app: AppRow

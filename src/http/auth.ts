@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest, FastifySchema, RouteOptions } from 'fastify'
-import { SCOPES, type Scope } from '../identity/scopes.js'
+import { ApiError } from '../core/errors.js'
+import type { Authenticator, KeyPrincipal, TokenPrincipal } from '../core/principals.js'
+import { SCOPES, type Scope } from '../core/scopes.js'
 import { constantTimeEqual } from '../lib/crypto.js'
-import { ApiError } from './errors.js'
 import { scopeDescription, tokenSecurity } from './openapi.js'
 import { addRouteHook } from './route-hooks.js'
 
@@ -19,31 +20,6 @@ import { addRouteHook } from './route-hooks.js'
 export type AuthKind = 'key' | 'token' | 'admin'
 /** What a token route needs of the access token: one scope, or `'none'` (any token of the user). */
 export type RouteScope = Scope | 'none'
-
-export interface KeyPrincipal {
-  kind: 'key'
-  appId: string
-  keyId: string
-}
-
-export interface TokenPrincipal {
-  kind: 'token'
-  tokenId: string
-  appId: string
-  userId: string
-  uid: string
-  username: string
-  scopes: string[]
-  expiresAt: Date
-}
-
-export type TokenCheck = TokenPrincipal | 'expired' | undefined
-
-/** What the hook needs from the identity and apps domains. */
-export interface Authenticator {
-  verifyApiKey(key: string): Promise<KeyPrincipal | undefined>
-  verifyAccessToken(token: string): Promise<TokenCheck>
-}
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
-import { ApiError, writeRawError } from './errors.js'
+import { ApiError } from '../core/errors.js'
+import { writeRawError } from './errors.js'
 
 /** The `Expect` value HTTP/1.1 defines; Node answers it with `100 Continue` itself. */
 const CONTINUE = /^100-continue$/i

@@ -1,6 +1,6 @@
 import rateLimit, { type FastifyRateLimitStore, type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
-import { ApiError, ErrorBody } from './errors.js'
+import { ApiError, ErrorBody } from '../core/errors.js'
 import { addRouteHook } from './route-hooks.js'
 
 /**

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
-import { ApiError } from './errors.js'
+import { ApiError } from '../core/errors.js'
 import { addRouteHook } from './route-hooks.js'
 
 /**

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { PlatformClock } from '../clock/clock.js'
+import type { Authenticator, KeyPrincipal, TokenCheck, TokenPrincipal } from '../core/principals.js'
 import type { DB } from '../db/schema.js'
-import type { Authenticator, KeyPrincipal, TokenCheck, TokenPrincipal } from '../http/auth.js'
 import { sha256Hex } from '../lib/crypto.js'
 import { credentialEventsRepo, KEEP_EVENTS_MS, memberSubject, type RevokedCredential } from './credential-events.js'
 

@@ -126,5 +126,3 @@ export function identityRepo(db: Kysely<DB>) {
     },
   }
 }
-
-export type IdentityRepo = ReturnType<typeof identityRepo>

@@ -1,15 +1,15 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock/clock.js'
+import { ApiError } from '../core/errors.js'
+import type { TokenCheck, TokenPrincipal } from '../core/principals.js'
+import { normalizeScopes } from '../core/scopes.js'
 import type { DB } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
-import type { TokenCheck, TokenPrincipal } from '../http/auth.js'
-import { ApiError } from '../http/errors.js'
-import { newWallet, type Wallet } from '../ledger/keys.js'
+import { newWallet, type Wallet } from '../ledger/stellar/keys.js'
 import type { Wallets } from '../ledger/wallets.js'
 import { constantTimeEqual, decryptSecret, encryptSecret, newId, newSecret, newUid, sha256Hex } from '../lib/crypto.js'
 import { credentialEventsRepo, memberSubject, type RevokedCredential } from './credential-events.js'
 import { identityRepo } from './identity-repo.js'
-import { normalizeScopes } from './scopes.js'
 
 export interface UserDTO {
   uid: string

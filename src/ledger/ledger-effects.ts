@@ -1,4 +1,4 @@
-import type { LedgerOperation } from './ledger-service.js'
+import type { LedgerOperation } from './ledger-types.js'
 import { operationPagingToken } from './paging-tokens.js'
 
 /**

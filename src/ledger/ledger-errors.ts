@@ -1,5 +1,6 @@
 import type { Refusal } from './ledger-rules.js'
-import { transactionResultXdr } from './result-xdr.js'
+import type { HookRefusal } from './ledger-types.js'
+import { transactionResultXdr } from './stellar/result-xdr.js'
 
 /** Horizon's problem kinds that the ledger API answers with, and their titles and statuses. */
 const PROBLEMS = {
@@ -74,6 +75,11 @@ export function refused(refusal: Refusal, envelopeXdr: string): LedgerError {
       result_xdr: transactionResultXdr(0n, refusal.transaction, refusal.operations),
     }),
   )
+}
+
+/** A transaction a hook refused (the payments hook: a payment not approved, or no longer linked). */
+export function hookRefused(refusal: HookRefusal): LedgerError {
+  return new LedgerError(problem('transaction_failed', refusal.detail, { result_codes: { transaction: refusal.transaction } }))
 }
 
 export function notFound(detail = 'The resource at the url requested was not found.'): LedgerError {

@@ -1,22 +1,10 @@
 import { parseInt64Id } from '../lib/integers.js'
 import { effectsOf, isPast, type LedgerEffect, parseEffectCursor } from './ledger-effects.js'
 import { badParameter } from './ledger-errors.js'
-import type { LedgerRepo, OperationFilter, OperationRow } from './ledger-repo.js'
-import type { LedgerOperation, PageQuery } from './ledger-service.js'
+import type { LedgerRepo, OperationFilter } from './ledger-repo.js'
+import { toOperation } from './ledger-rows.js'
+import type { LedgerOperation, PageQuery } from './ledger-types.js'
 import { operationBound } from './paging-tokens.js'
-
-export const toOperation = (row: OperationRow): LedgerOperation => ({
-  transactionHash: row.transaction_hash,
-  ledger: row.ledger,
-  index: row.index,
-  type: row.type,
-  from: row.from,
-  to: row.to,
-  amount: row.amount,
-  createdAt: row.created_at,
-})
-
-export type { OperationFilter } from './ledger-repo.js'
 
 const badCursor = () => badParameter('cursor', 'a paging token (an integer from 0 to 2^63 − 1)')
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { Transaction, xdr } from '@stellar/stellar-base'
 import { tryParseAmount } from './amounts.js'
-import { isAccountId as isEd25519Address, verifySignature } from './ed25519.js'
+import { isAccountId as isEd25519Address, verifySignature } from './stellar/ed25519.js'
 
 /**
  * The ledger's rules, as pure functions of a decoded envelope, the platform time and a

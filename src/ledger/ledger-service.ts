@@ -3,12 +3,12 @@ import type { Clock } from '../clock/clock.js'
 import { coalescingReader } from '../db/coalesce.js'
 import type { DB } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
-import { sha256Hex } from '../lib/crypto.js'
 import { parseInt64Id } from '../lib/integers.js'
 import { AmountError, formatAmount, parseAmount, parseStoredAmount } from './amounts.js'
-import { badParameter, erasedByReplace, LedgerError, malformed, refused } from './ledger-errors.js'
-import { ledgerHistory, toOperation } from './ledger-history.js'
-import { type AccountRow, type LedgerRow, ledgerRepo, type Page, type TransactionRow } from './ledger-repo.js'
+import { badParameter, erasedByReplace, hookRefused, LedgerError, malformed, refused } from './ledger-errors.js'
+import { ledgerHistory } from './ledger-history.js'
+import { ledgerRepo, type Page } from './ledger-repo.js'
+import { toAccount, toLedger, toOperation, toTransaction } from './ledger-rows.js'
 import {
   type AccountState,
   applyToAccounts,
@@ -21,123 +21,23 @@ import {
   isAccountId,
   isRefusal,
   type LedgerNetwork,
-  type MemoType,
   type OpCode,
 } from './ledger-rules.js'
-import { type MetaTemplate, transactionMetaTemplate } from './meta-xdr.js'
+import type {
+  AppliedOperation,
+  AppliedTransaction,
+  Invariants,
+  LedgerAccount,
+  LedgerOperation,
+  LedgerSummary,
+  LedgerTransaction,
+  OnTransactionApplied,
+  PageQuery,
+  SubmittedTransaction,
+} from './ledger-types.js'
 import { ledgerBound } from './paging-tokens.js'
-import { transactionResultXdr } from './result-xdr.js'
-
-export type { LedgerNetwork, MemoType } from './ledger-rules.js'
-
-export interface AppliedOperation {
-  type: 'payment'
-  from: string
-  to: string
-  /** Pi with 7 places, "1.5000000". */
-  amount: string
-}
-
-/**
- * What the ledger hands to `onTransactionApplied`, inside the transaction that applies it. Its
- * ledger number is not drawn yet: that happens at COMMIT (`onLedgerClosed` has it).
- */
-export interface AppliedTransaction {
-  hash: string
-  /** The passphrase the source's signature verified under. */
-  network: LedgerNetwork
-  sourceAccount: string
-  /** Text memo as text; id as its decimal string; hash and return in base64; null for none. */
-  memo: string | null
-  memoType: MemoType
-  operations: AppliedOperation[]
-  // No time: the ledger's close time (the transaction's `created_at`) is taken at COMMIT, after
-  // the hooks ran (migration 0015), no earlier than the ledger before.
-  /** Stroops, as Horizon's fee_charged: "100" for one operation. */
-  feeCharged: string
-}
-
-/**
- * Runs inside the database transaction that applies a ledger transaction, after its rows are
- * written: whatever it writes with `trx` commits with the ledger transaction, and if it
- * throws, nothing of either is kept (a LedgerError it throws reaches the submitter as is).
- */
-export type OnTransactionApplied = (trx: Kysely<DB>, tx: AppliedTransaction) => Promise<void>
-
-/** A stored transaction, as Horizon's transaction resource shows it. */
-export interface LedgerTransaction {
-  hash: string
-  ledger: string
-  network: LedgerNetwork
-  sourceAccount: string
-  sourceAccountSequence: string
-  /** Stroops. */
-  feeCharged: string
-  /** Stroops: the most the submitter allowed. */
-  maxFee: string
-  operationCount: number
-  memo: string | null
-  memoType: MemoType
-  envelopeXdr: string
-  resultXdr: string
-  /** Base64 LedgerEntryChanges and TransactionMeta v2 ('' for transactions applied before migration 0013). */
-  feeMetaXdr: string
-  resultMetaXdr: string
-  createdAt: Date
-}
-
-export type SubmittedTransaction = LedgerTransaction & { operations: AppliedOperation[] }
-
-export interface LedgerOperation extends AppliedOperation {
-  transactionHash: string
-  ledger: string
-  /** Position in the transaction, from 0. */
-  index: number
-  createdAt: Date
-}
-
-export interface LedgerAccount {
-  address: string
-  /** Pi with 7 places. */
-  balance: string
-  sequence: string
-  lastModifiedLedger: string
-  createdAt: Date
-}
-
-/** A closed ledger: here, always exactly one transaction. */
-export interface LedgerSummary {
-  sequence: string
-  hash: string
-  /** The hash of the ledger before (numbers skip only where a commit failed after drawing one); null for the first. */
-  prevHash: string | null
-  /** Stroops burned by fees up to and including this ledger. */
-  feePool: string
-  /** Stroops funded by this ledger's close, less the fees burned: the Pi in existence. */
-  totalCoins: string
-  transactionHash: string
-  operationCount: number
-  closedAt: Date
-}
-
-export interface PageQuery {
-  order: 'asc' | 'desc'
-  limit: number
-  /** A paging token from an earlier record; the page starts after it. */
-  cursor?: string | undefined
-}
-
-export interface Invariants {
-  /** Pi with 7 places. */
-  totalBalances: string
-  totalFunded: string
-  totalFees: string
-  negativeBalances: number
-  /** Accounts whose balance differs from their fundings + payments received − payments sent − fees paid. */
-  mismatchedAccounts: number
-  /** totalBalances = totalFunded − totalFees, and no account is negative or mismatched. */
-  ok: boolean
-}
+import { type MetaTemplate, transactionMetaTemplate } from './stellar/meta-xdr.js'
+import { transactionResultXdr } from './stellar/result-xdr.js'
 
 export interface LedgerDeps {
   db: Kysely<DB>
@@ -146,46 +46,6 @@ export interface LedgerDeps {
   /** Called once a transaction has committed, with the ledger it closed (a decimal string). */
   onLedgerClosed?: (ledger: string) => void
 }
-
-const toAccount = (row: AccountRow): LedgerAccount => ({
-  address: row.address,
-  balance: row.balance,
-  sequence: row.sequence,
-  lastModifiedLedger: row.last_modified_ledger,
-  createdAt: row.created_at,
-})
-
-const toTransaction = (row: TransactionRow): LedgerTransaction => ({
-  hash: row.hash,
-  ledger: row.ledger,
-  network: row.network,
-  sourceAccount: row.source_account,
-  sourceAccountSequence: row.source_account_sequence,
-  feeCharged: row.fee_charged,
-  maxFee: row.max_fee,
-  operationCount: row.operation_count,
-  memo: row.memo,
-  memoType: row.memo_type,
-  envelopeXdr: row.envelope_xdr,
-  resultXdr: row.result_xdr,
-  feeMetaXdr: row.fee_meta_xdr,
-  resultMetaXdr: row.result_meta_xdr,
-  createdAt: row.created_at,
-})
-
-/** The ledger's own hash of a closed ledger: stable, and distinct from its transaction's hash. */
-const ledgerHash = (sequence: string, transactionHash: string): string => sha256Hex(`plinth-ledger:${sequence}:${transactionHash}`)
-
-const toLedger = (row: LedgerRow): LedgerSummary => ({
-  sequence: row.ledger,
-  hash: ledgerHash(row.ledger, row.hash),
-  prevHash: row.prev_ledger === null || row.prev_transaction_hash === null ? null : ledgerHash(row.prev_ledger, row.prev_transaction_hash),
-  transactionHash: row.hash,
-  operationCount: row.operation_count,
-  closedAt: row.created_at,
-  feePool: row.fee_pool,
-  totalCoins: (parseStoredAmount(row.total_funded) - BigInt(row.fee_pool)).toString(),
-})
 
 function isUniqueViolation(error: unknown): boolean {
   return typeof error === 'object' && error !== null && 'code' in error && error.code === '23505'
@@ -323,9 +183,11 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
       operations: operations.map((op) => ({ ...op })),
       feeCharged: effects.feeCharged.toString(),
     }
-    if (onTransactionApplied !== undefined) await onTransactionApplied(trx, applied)
-    // The submitter's own condition, checked last, in the same transaction: if it throws, nothing is kept.
-    if (options.afterApply !== undefined) await options.afterApply(trx, applied)
+    const refusal = await onTransactionApplied?.(trx, applied)
+    if (refusal !== undefined) throw hookRefused(refusal)
+    // The submitter's own condition, checked last, in the same transaction: if it refuses or throws, nothing is kept.
+    const condition = await options.afterApply?.(trx, applied)
+    if (condition !== undefined) throw hookRefused(condition)
     return operations
   }
 

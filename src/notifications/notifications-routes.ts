@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import { Cursor, Id, Timestamp } from '../core/schemas.js'
 import { keyPrincipal, tokenPrincipal } from '../http/auth.js'
 import { errorResponses, toApiError } from '../http/errors.js'
 import { ADMIN_SECURITY, KEY_SECURITY } from '../http/openapi.js'
@@ -26,14 +27,14 @@ const NotificationSchema = Type.Object({
   body: Type.String(),
   user_uid: Type.String(),
   subroute: Type.String(),
-  created_at: Type.String({ description: 'ISO 8601 UTC' }),
-  seen_at: Type.Union([Type.String({ description: 'ISO 8601 UTC' }), Type.Null()]),
-  dismissed_at: Type.Union([Type.String({ description: 'ISO 8601 UTC' }), Type.Null()]),
+  created_at: Timestamp(),
+  seen_at: Type.Union([Timestamp(), Type.Null()]),
+  dismissed_at: Type.Union([Timestamp(), Type.Null()]),
 })
 
 const PageQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'next_cursor of the previous page' })),
+  cursor: Type.Optional(Cursor({ description: 'next_cursor of the previous page' })),
 })
 
 /**
@@ -107,7 +108,7 @@ export function notificationsRoutes(app: FastifyInstance, deps: { notifications:
 
   const client = { tags: ['Client notifications'] }
   const config = { auth: 'token', scope: NOTIFICATIONS_SCOPE } as const
-  const IdParams = Type.Object({ notification_id: Type.String({ minLength: 1, maxLength: 64 }) })
+  const IdParams = Type.Object({ notification_id: Id() })
 
   r.get(
     '/v2/client/notifications',
@@ -197,8 +198,8 @@ export function notificationsSandboxRoutes(app: FastifyInstance, deps: { notific
         security: ADMIN_SECURITY,
         operationId: 'sandboxListNotifications',
         summary: "Read any user's notifications, from every app or one",
-        params: Type.Object({ user_id: Type.String({ minLength: 1, maxLength: 64 }) }),
-        querystring: Type.Object({ ...PageQuery.properties, app_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) }),
+        params: Type.Object({ user_id: Id() }),
+        querystring: Type.Object({ ...PageQuery.properties, app_id: Type.Optional(Id()) }),
         response: {
           200: Type.Object({ notifications: Type.Array(NotificationSchema), next_cursor: Type.Union([Type.String(), Type.Null()]) }),
           ...errorResponses(401),

@@ -1,8 +1,10 @@
-import { ApiError } from '../http/errors.js'
-import { LedgerError, problem } from '../ledger/ledger-errors.js'
-import type { LedgerService, OnTransactionApplied } from '../ledger/ledger-service.js'
+import { ApiError } from '../core/errors.js'
+import { LedgerError } from '../ledger/ledger-errors.js'
+import type { LedgerService } from '../ledger/ledger-service.js'
+import type { OnTransactionApplied } from '../ledger/ledger-types.js'
+import { PAYMENT_NOT_APPROVED, PAYMENT_NOT_LINKED } from '../ledger/ledger-types.js'
 import { paymentsRepo } from './payments-repo.js'
-import { PAYMENT_NOT_APPROVED, PAYMENT_NOT_LINKED, type PaymentsLedger, type PaymentsService } from './payments-service.js'
+import type { PaymentsLedger, PaymentsService } from './payments-service.js'
 
 /**
  * The ledger's `onTransactionApplied` hook: links the payment a transaction pays, and refuses a
@@ -12,12 +14,11 @@ import { PAYMENT_NOT_APPROVED, PAYMENT_NOT_LINKED, type PaymentsLedger, type Pay
  */
 export function linkPayments(payments: () => Pick<PaymentsService, 'linkTransaction'>): OnTransactionApplied {
   return async (trx, tx) => {
-    if ((await payments().linkTransaction(trx, tx)) !== 'not_approved') return
-    throw new LedgerError(
-      problem('transaction_failed', `The transaction was refused: the app has not approved payment ${tx.memo ?? ''} yet.`, {
-        result_codes: { transaction: PAYMENT_NOT_APPROVED },
-      }),
-    )
+    if ((await payments().linkTransaction(trx, tx)) !== 'not_approved') return undefined
+    return {
+      transaction: PAYMENT_NOT_APPROVED,
+      detail: `The transaction was refused: the app has not approved payment ${tx.memo ?? ''} yet.`,
+    }
   }
 }
 
@@ -28,14 +29,10 @@ export function paymentsLedger(ledger: Pick<LedgerService, 'submitSigned' | 'get
       try {
         const applied = await ledger.submitSigned(source, sign, {
           // Money the platform moves for a payment must end up linked to it, or not move at all.
-          afterApply: async (trx, tx) => {
-            if ((await paymentsRepo(trx).linkedTxid(forPayment)) === tx.hash) return
-            throw new LedgerError(
-              problem('transaction_failed', `Payment ${forPayment} no longer takes a transaction.`, {
-                result_codes: { transaction: PAYMENT_NOT_LINKED },
-              }),
-            )
-          },
+          afterApply: async (trx, tx) =>
+            (await paymentsRepo(trx).linkedTxid(forPayment)) === tx.hash
+              ? undefined
+              : { transaction: PAYMENT_NOT_LINKED, detail: `Payment ${forPayment} no longer takes a transaction.` },
         })
         return { ok: true, hash: applied.hash }
       } catch (error) {

@@ -388,5 +388,3 @@ export function paymentsRepo(db: Kysely<DB>) {
     },
   }
 }
-
-export type PaymentsRepo = ReturnType<typeof paymentsRepo>

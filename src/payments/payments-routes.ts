@@ -1,15 +1,17 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import { ApiError } from '../core/errors.js'
+import { Id } from '../core/schemas.js'
 import { keyPrincipal, tokenPrincipal } from '../http/auth.js'
-import { ApiError, errorResponses } from '../http/errors.js'
+import { errorResponses } from '../http/errors.js'
 import { KEY_SECURITY } from '../http/openapi.js'
 import { PaymentDTOSchema } from './payment-dto.js'
 import { MAX_AMOUNT, MAX_MEMO_LENGTH, MAX_METADATA_BYTES } from './payment-input.js'
 import type { MoveBy } from './payments-repo.js'
 import type { PaymentsService } from './payments-service.js'
 
-const PaymentParams = Type.Object({ payment_id: Type.String({ minLength: 1, maxLength: 64, description: 'Payment identifier' }) })
+const PaymentParams = Type.Object({ payment_id: Id({ description: 'Payment identifier' }) })
 const Amount = Type.Unknown({
   description: `Number above 0, at most ${MAX_AMOUNT}, with at most 7 decimal places, or such a number as a decimal string ("1.5") (invalid_amount otherwise)`,
 })

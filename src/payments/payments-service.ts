@@ -1,31 +1,19 @@
 import { Account, Asset, Memo, Operation, TransactionBuilder } from '@stellar/stellar-base'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock/clock.js'
+import { ApiError } from '../core/errors.js'
+import type { TokenPrincipal } from '../core/principals.js'
 import { coalescingReader } from '../db/coalesce.js'
 import type { DB } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
-import type { TokenPrincipal } from '../http/auth.js'
-import { ApiError } from '../http/errors.js'
-import { signWithSeed } from '../ledger/ed25519.js'
+import { PAYMENT_NOT_LINKED } from '../ledger/ledger-types.js'
+import { signWithSeed } from '../ledger/stellar/ed25519.js'
 import { randomToken } from '../lib/crypto.js'
 import { unstorableText } from '../lib/text.js'
 import { type PaymentDTO, toPaymentDTO } from './payment-dto.js'
 import { checkAmount, checkMemo, checkMetadata } from './payment-input.js'
 import { approvalExpired, decide, type Move } from './payment-state.js'
 import { isOpenPaymentConflict, type MoveBy, type PaymentRead, type PaymentRow, paymentsRepo } from './payments-repo.js'
-
-/**
- * The result code of a transaction the platform signed for a payment that, by the time the
- * ledger applied it, no longer took it (cancelled meanwhile): the ledger rolls it back. It is
- * the platform's own and never leaves the server.
- */
-export const PAYMENT_NOT_LINKED = 'tx_payment_not_linked'
-/**
- * The result code of a transaction from a payment's payer, with that payment's identifier as its
- * memo, applied before the app approved the payment: the ledger refuses it and nothing moves.
- * Plinth's own code (Stellar has none for it); docs/ledger.md lists it.
- */
-export const PAYMENT_NOT_APPROVED = 'tx_payment_not_approved'
 
 /** What payments need of the ledger: narrow, so the ledger never depends on payments. */
 export interface PaymentsLedger {

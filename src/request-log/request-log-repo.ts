@@ -103,5 +103,3 @@ export function requestLogRepo(db: Kysely<DB>) {
     },
   }
 }
-
-export type RequestLogRepo = ReturnType<typeof requestLogRepo>

@@ -2,10 +2,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
 import { Type } from 'typebox'
+import { decodeCursor, encodeCursor, page } from '../core/cursors.js'
+import { ApiError } from '../core/errors.js'
+import { AppParams, Cursor, Id, PageLimit, SearchText } from '../core/schemas.js'
 import type { DB } from '../db/schema.js'
-import { ApiError, errorResponses } from '../http/errors.js'
+import { errorResponses } from '../http/errors.js'
 import { ADMIN_SECURITY } from '../http/openapi.js'
-import { decodeCursor, encodeCursor } from '../sandbox/cursors.js'
 import type { RequestLog } from './request-log.js'
 import { type RequestLogFilter, type RequestLogRow, requestLogRepo } from './request-log-repo.js'
 
@@ -61,7 +63,6 @@ export function requestLogRoutes(app: FastifyInstance, deps: { db: Kysely<DB>; r
   const r = app.withTypeProvider<TypeBoxTypeProvider>()
   const common = { tags: ['Sandbox'], security: ADMIN_SECURITY }
   const config = { auth: 'admin' as const }
-  const AppParams = Type.Object({ app_id: Type.String({ minLength: 1, maxLength: 64 }) })
 
   const requireApp = async (appId: string) => {
     const row = await db.selectFrom('apps').select('id').where('id', '=', appId).executeTakeFirst()
@@ -81,17 +82,15 @@ export function requestLogRoutes(app: FastifyInstance, deps: { db: Kysely<DB>; r
           'oldest first, and its `next_cursor` is the one to poll with next (a live tail). `newest_cursor` names the newest ' +
           "entry answered (or the log's start when none was): a tail starts from it. `enabled` says whether this process " +
           'writes the log (PLINTH_REQUEST_LOG); `dropped` how many entries it dropped since it started.',
-        params: AppParams,
+        params: AppParams(),
         querystring: Type.Object({
           status: Type.Optional(Type.String({ pattern: '^[1-5]([0-9]{2}|xx)$', description: 'An exact status (409) or a class (4xx)' })),
-          route: Type.Optional(
-            Type.String({ minLength: 1, maxLength: 200, description: 'A route pattern, an operationId, or the start of a path' }),
-          ),
-          user: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "A user's uid or a key id" })),
-          error: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'An error code' })),
-          before: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-          after: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+          route: Type.Optional(SearchText({ description: 'A route pattern, an operationId, or the start of a path' })),
+          user: Type.Optional(Id({ description: "A user's uid or a key id" })),
+          error: Type.Optional(Id({ description: 'An error code' })),
+          before: Type.Optional(Cursor()),
+          after: Type.Optional(Cursor()),
+          limit: Type.Optional(PageLimit()),
         }),
         response: {
           200: Type.Object({
@@ -126,15 +125,14 @@ export function requestLogRoutes(app: FastifyInstance, deps: { db: Kysely<DB>; r
       if (q.before !== undefined) filter.before = decodeCursor('before', q.before, 'requests', appId).n
       if (q.after !== undefined) filter.after = decodeCursor('after', q.after, 'requests', appId).n
       const rows = await repo.list(filter)
-      const more = rows.length > limit
-      const page = rows.slice(0, limit)
       const cursor = (n: number) => encodeCursor('requests', appId, { n })
-      const ids = page.map((row) => row.id)
+      const listed = page(rows, limit, (last) => cursor(last.id))
+      const ids = listed.rows.map((row) => row.id)
       const newest = ids.length === 0 ? (filter.after ?? 0) : Math.max(...ids)
-      const next = filter.after !== undefined ? cursor(newest) : more ? cursor(page[page.length - 1]?.id ?? 0) : null
       return {
-        requests: page.map(toEntry),
-        next_cursor: next,
+        requests: listed.rows.map(toEntry),
+        // A live tail polls from the newest entry it has seen, whether or not more followed.
+        next_cursor: filter.after !== undefined ? cursor(newest) : listed.next,
         newest_cursor: cursor(newest),
         enabled: requestLog !== undefined,
         dropped: requestLog?.dropped() ?? 0,
@@ -150,7 +148,7 @@ export function requestLogRoutes(app: FastifyInstance, deps: { db: Kysely<DB>; r
         ...common,
         operationId: 'sandboxGetRequest',
         summary: 'One entry of the request log',
-        params: Type.Object({ ...AppParams.properties, id: Type.String({ minLength: 1, maxLength: 20 }) }),
+        params: Type.Object({ ...AppParams().properties, id: Type.String({ minLength: 1, maxLength: 20 }) }),
         response: { 200: RequestLogEntry, ...errorResponses(401, 404) },
       },
     },

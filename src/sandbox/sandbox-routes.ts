@@ -4,12 +4,13 @@ import { Type } from 'typebox'
 import { checkAppName, checkAppUrl, MAX_APP_NAME } from '../apps/app-rules.js'
 import type { AppsService } from '../apps/apps-service.js'
 import { MAX_ADVANCE_SECONDS, MAX_OFFSET_SECONDS, type PlatformClock } from '../clock/clock.js'
-import { ApiError, errorResponses } from '../http/errors.js'
+import { ApiError } from '../core/errors.js'
+import { Id, Timestamp } from '../core/schemas.js'
+import { SCOPES } from '../core/scopes.js'
+import { errorResponses } from '../http/errors.js'
 import { ADMIN_SECURITY } from '../http/openapi.js'
 import type { IdentityService } from '../identity/identity-service.js'
-import { SCOPES } from '../identity/scopes.js'
 
-const Id = (description: string) => Type.String({ minLength: 1, maxLength: 64, description })
 const WalletSchema = Type.Object({
   address: Type.String({ description: 'Public key (G…), the ledger account' }),
   seed: Type.String({ description: 'Secret seed (S…); shown once' }),
@@ -118,7 +119,7 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxDeps): void {
         description:
           `The rules of creation: a name of 1 to ${MAX_APP_NAME} characters (not blank, no control characters); an absolute ` +
           "http(s) URL that is not on Plinth's own origin (localhost, 127.0.0.1 and [::1] count as one host).",
-        params: Type.Object({ app_id: Id('The app') }),
+        params: Type.Object({ app_id: Id({ description: 'The app' }) }),
         body: Type.Object({ name: Type.Optional(AppName), url: Type.Optional(Type.Union([AppUrl, Type.Null()])) }),
         response: {
           200: Type.Object({
@@ -159,7 +160,7 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxDeps): void {
         ...common,
         operationId: 'sandboxCreateKey',
         summary: 'Issue another server API key for an app (for rotation)',
-        params: Type.Object({ app_id: Id('App id') }),
+        params: Type.Object({ app_id: Id({ description: 'App id' }) }),
         response: {
           201: Type.Object({ key_id: Type.String(), api_key: Type.String({ description: 'Shown once' }) }),
           ...errorResponses(401, 404),
@@ -180,9 +181,9 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxDeps): void {
         ...common,
         operationId: 'sandboxRevokeKey',
         summary: 'Revoke a server API key (idempotent)',
-        params: Type.Object({ app_id: Id('App id'), key_id: Id('Key id') }),
+        params: Type.Object({ app_id: Id({ description: 'App id' }), key_id: Id({ description: 'Key id' }) }),
         response: {
-          200: Type.Object({ key_id: Type.String(), revoked_at: Type.String({ description: 'ISO 8601 UTC' }) }),
+          200: Type.Object({ key_id: Type.String(), revoked_at: Timestamp() }),
           ...errorResponses(401, 404),
         },
       },
@@ -222,9 +223,9 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxDeps): void {
         ...common,
         operationId: 'sandboxAuthenticate',
         summary: 'Act as the user accepting the consent dialog: record consent and issue an access token',
-        params: Type.Object({ app_id: Id('App id') }),
+        params: Type.Object({ app_id: Id({ description: 'App id' }) }),
         body: Type.Object({
-          user_id: Id('Platform user id'),
+          user_id: Id({ description: 'Platform user id' }),
           scopes: Type.Array(Type.Union(SCOPES.map((s) => Type.Literal(s))), { maxItems: 16 }),
           expires_in: Type.Optional(
             Type.Integer({ minimum: 1, maximum: deps.maxTokenTtlSeconds, description: 'Token lifetime in seconds' }),
@@ -234,7 +235,7 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxDeps): void {
           200: Type.Object({
             accessToken: Type.String(),
             user: Type.Object({ uid: Type.String(), username: Type.Optional(Type.String()) }),
-            expires_at: Type.String({ description: 'ISO 8601 UTC' }),
+            expires_at: Timestamp(),
           }),
           ...errorResponses(401, 404),
         },
@@ -278,7 +279,7 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxDeps): void {
         ...common,
         operationId: 'sandboxWithdrawConsent',
         summary: 'Act as the user withdrawing consent from an app: no scopes left, every token of the user for the app revoked',
-        params: Type.Object({ app_id: Id('App id'), user_id: Id('Platform user id') }),
+        params: Type.Object({ app_id: Id({ description: 'App id' }), user_id: Id({ description: 'Platform user id' }) }),
         response: { 200: Type.Object({ withdrawn: Type.Boolean() }), ...errorResponses(401, 404) },
       },
     },

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely'
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client'
-import { ApiError } from '../http/errors.js'
+import { ApiError } from '../core/errors.js'
 import { constantTimeEqual } from '../lib/crypto.js'
 
 /**

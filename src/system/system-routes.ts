@@ -1,7 +1,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
-import { ApiError, errorResponses } from '../http/errors.js'
+import { ApiError } from '../core/errors.js'
+import { errorResponses } from '../http/errors.js'
 
 const Status = Type.Object({ status: Type.String() })
 

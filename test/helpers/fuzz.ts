@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { type Kysely, sql } from 'kysely'
+import { ERROR_STATUS } from '../../src/core/errors.js'
 import type { DB } from '../../src/db/schema.js'
-import { ERROR_STATUS } from '../../src/http/errors.js'
 
 /**
  * Shared pieces of the property tests (test/property): run counts, a fixed seed, hostile

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { BODY_LIMIT } from '../../src/app.js'
-import { SCOPES } from '../../src/identity/scopes.js'
+import { SCOPES } from '../../src/core/scopes.js'
 import { NOTIFY_BODY_LIMIT } from '../../src/notifications/notifications-routes.js'
 import {
   assertNoPollution,

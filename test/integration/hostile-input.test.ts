@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { sql } from 'kysely'
-import { SCOPES } from '../../src/identity/scopes.js'
+import { SCOPES } from '../../src/core/scopes.js'
 import { pay } from '../helpers/ledger.js'
 import { type SandboxApp, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
 

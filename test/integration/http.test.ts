@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { InjectOptions } from 'fastify'
-import { ApiError } from '../../src/http/errors.js'
+import { ApiError } from '../../src/core/errors.js'
 import { SANDBOX_CLIENT, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
 
 describe('HTTP conventions', () => {

@@ -3,8 +3,9 @@ import { after, afterEach, before, describe, it } from 'node:test'
 import { Account, Asset, Keypair, Memo, Operation, TransactionBuilder, xdr } from '@stellar/stellar-base'
 import { sql } from 'kysely'
 import { LedgerError } from '../../src/ledger/ledger-errors.js'
-import { type AppliedTransaction, ledgerServiceFactory } from '../../src/ledger/ledger-service.js'
-import { stampLedger, transactionMetaTemplate } from '../../src/ledger/meta-xdr.js'
+import { ledgerServiceFactory } from '../../src/ledger/ledger-service.js'
+import type { AppliedTransaction } from '../../src/ledger/ledger-types.js'
+import { stampLedger, transactionMetaTemplate } from '../../src/ledger/stellar/meta-xdr.js'
 import { json, type SandboxApp, type SandboxUser, sandbox, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
 
 /** The address with its last character changed: the last character carries checksum bits, so any other one breaks it. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { InjectOptions } from 'fastify'
-import { ApiError } from '../../src/http/errors.js'
+import { ApiError } from '../../src/core/errors.js'
 import { refused } from '../../src/ledger/ledger-errors.js'
 import { ledgerServiceFactory } from '../../src/ledger/ledger-service.js'
 import { linkPayments, paymentsLedger } from '../../src/payments/payments-ledger.js'

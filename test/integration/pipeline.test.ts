@@ -3,7 +3,7 @@ import { describe, it } from 'node:test'
 import type { InjectOptions } from 'fastify'
 import { PIPELINE } from '../../src/app/pipeline.js'
 import { ROUTE_GROUPS } from '../../src/app/routes.js'
-import { ERROR_STATUS } from '../../src/http/errors.js'
+import { ERROR_STATUS } from '../../src/core/errors.js'
 import { json, sandbox, usePlatform } from '../helpers/platform.js'
 
 /**

@@ -5,7 +5,7 @@ import { Account, Asset, Keypair, Memo, Operation, TransactionBuilder } from '@s
 import fc from 'fast-check'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { sql } from 'kysely'
-import { SCOPES } from '../../src/identity/scopes.js'
+import { SCOPES } from '../../src/core/scopes.js'
 import { assertProperty, FUZZ_SEED, fcParams, fuzzRuns } from '../helpers/fuzz.js'
 import { ledgerAccount, submitEnvelope } from '../helpers/ledger.js'
 import { type SandboxApp, type SandboxUser, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'

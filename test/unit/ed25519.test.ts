@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { Keypair } from '@stellar/stellar-base'
-import { isAccountId, signWithSeed, verifySignature } from '../../src/ledger/ed25519.js'
+import { isAccountId, signWithSeed, verifySignature } from '../../src/ledger/stellar/ed25519.js'
 
 describe('ed25519 through node:crypto', () => {
   const pair = Keypair.random()

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { effectId, effectPagingToken, effectsOf, isPast, parseEffectCursor } from '../../src/ledger/ledger-effects.js'
-import type { LedgerOperation } from '../../src/ledger/ledger-service.js'
+import type { LedgerOperation } from '../../src/ledger/ledger-types.js'
 import { afterLedgerToken, operationBound, operationPagingToken, transactionPagingToken } from '../../src/ledger/paging-tokens.js'
 
 const op: LedgerOperation = {

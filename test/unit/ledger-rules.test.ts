@@ -13,7 +13,7 @@ import {
   type Refusal,
 } from '../../src/ledger/ledger-rules.js'
 import { ledgerBound, ledgerPagingToken, operationPagingToken, transactionPagingToken } from '../../src/ledger/paging-tokens.js'
-import { transactionResultXdr } from '../../src/ledger/result-xdr.js'
+import { transactionResultXdr } from '../../src/ledger/stellar/result-xdr.js'
 
 const alice = Keypair.random()
 const bob = Keypair.random()

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { Keypair, xdr } from '@stellar/stellar-base'
-import { type AccountBefore, entry as accountEntry, stampLedger, transactionMetaTemplate } from '../../src/ledger/meta-xdr.js'
+import { type AccountBefore, entry as accountEntry, stampLedger, transactionMetaTemplate } from '../../src/ledger/stellar/meta-xdr.js'
 
 /** The meta as stellar-base encodes it whole, the ledger known up front: what the template must equal once stamped. */
 function reference(input: Parameters<typeof transactionMetaTemplate>[0], ledger: number): { fee: string; result: string } {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { describe, it } from 'node:test'
 import { Keypair } from '@stellar/stellar-base'
+import { encodeCursor } from '../../src/core/cursors.js'
 import { newId, newSecret, randomToken } from '../../src/lib/crypto.js'
 import { newNotificationIds, encodeCursor as notificationCursor } from '../../src/notifications/notifications-service.js'
 import {
@@ -15,7 +16,6 @@ import {
   storedPath,
   storedRequestId,
 } from '../../src/request-log/redact.js'
-import { encodeCursor } from '../../src/sandbox/cursors.js'
 import { loggedForms } from '../helpers/secret-forms.js'
 
 const key = newSecret()

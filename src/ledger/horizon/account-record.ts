@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox'
-import type { LedgerAccount } from '../ledger-service.js'
+import type { LedgerAccount } from '../ledger-types.js'
 import { type HorizonLinks, isoSeconds, Links } from './links.js'
 import { Amount } from './operation-record.js'
 

@@ -1,9 +1,9 @@
 import { type Static, Type } from 'typebox'
 import { formatAmount } from '../amounts.js'
 import { BASE_FEE_STROOPS } from '../ledger-rules.js'
-import type { LedgerSummary } from '../ledger-service.js'
-import { ledgerHeaderXdr } from '../meta-xdr.js'
+import type { LedgerSummary } from '../ledger-types.js'
 import { ledgerPagingToken } from '../paging-tokens.js'
+import { ledgerHeaderXdr } from '../stellar/meta-xdr.js'
 import { type HorizonLinks, isoSeconds, Links } from './links.js'
 import { Amount } from './operation-record.js'
 

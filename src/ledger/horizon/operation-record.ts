@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox'
-import type { LedgerOperation } from '../ledger-service.js'
+import type { LedgerOperation } from '../ledger-types.js'
 import { operationPagingToken } from '../paging-tokens.js'
 import { type HorizonLinks, isoSeconds, Links } from './links.js'
 

@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import type { OperationFilter } from '../ledger-history.js'
+import type { OperationFilter } from '../ledger-repo.js'
 import { collectionRoute } from './collections.js'
 import type { HorizonContext } from './context.js'
 import { OperationRecord, operationRecord } from './operation-record.js'

@@ -1,5 +1,5 @@
 import { type Static, type TSchema, Type } from 'typebox'
-import type { PageQuery } from '../ledger-service.js'
+import type { PageQuery } from '../ledger-types.js'
 import { Links } from './links.js'
 
 /** Paging tokens are TOIDs (int64 digits), or `now`: after the newest record. */

@@ -2,7 +2,8 @@ import { Type } from 'typebox'
 import { parseInt64Id } from '../../lib/integers.js'
 import { badParameter, notFound } from '../ledger-errors.js'
 import { isAccountId } from '../ledger-rules.js'
-import type { LedgerAccount, LedgerOperation, LedgerService, LedgerSummary, LedgerTransaction } from '../ledger-service.js'
+import type { LedgerService } from '../ledger-service.js'
+import type { LedgerAccount, LedgerOperation, LedgerSummary, LedgerTransaction } from '../ledger-types.js'
 
 export const AccountId = Type.String({ minLength: 1, maxLength: 100, description: 'A G… account id' })
 export const TxHash = Type.String({ minLength: 1, maxLength: 100, description: 'Transaction hash, 64 hex characters' })

@@ -2,8 +2,8 @@ import { once } from 'node:events'
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
 import type { StreamLimits } from '../../config.js'
 import { badParameter, LedgerError, problem } from '../ledger-errors.js'
-import type { PageQuery } from '../ledger-service.js'
 import type { LedgerTip } from '../ledger-tip.js'
+import type { PageQuery } from '../ledger-types.js'
 import { afterLedgerToken, cursorLedger } from '../paging-tokens.js'
 
 /**

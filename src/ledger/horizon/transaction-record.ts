@@ -1,6 +1,6 @@
 import { Transaction } from '@stellar/stellar-base'
 import { type Static, Type } from 'typebox'
-import type { LedgerTransaction } from '../ledger-service.js'
+import type { LedgerTransaction } from '../ledger-types.js'
 import { transactionPagingToken } from '../paging-tokens.js'
 import { type HorizonLinks, isoSeconds, Links } from './links.js'
 

@@ -1,13 +1,15 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
-import { ApiError, errorResponses } from '../../http/errors.js'
+import { ApiError } from '../../core/errors.js'
+import { Id, Timestamp } from '../../core/schemas.js'
+import { errorResponses } from '../../http/errors.js'
 import { ADMIN_SECURITY } from '../../http/openapi.js'
 import { type FaultableRoutes, normalizeRoute } from './fault-injection.js'
 import type { Fault } from './faults-repo.js'
 import { type FaultsService, MAX_FAULTS_PER_APP } from './faults-service.js'
 
-const AppId = Type.String({ minLength: 1, maxLength: 64, description: 'App id' })
+const AppId = Id({ description: 'App id' })
 const MAX_LISTED = 1000
 
 const Match = Type.Object(
@@ -22,13 +24,7 @@ const Match = Type.Object(
     operation_id: Type.Optional(
       Type.String({ minLength: 1, maxLength: 100, description: 'The operationId of a /v2 route: `approvePayment`' }),
     ),
-    user_uid: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 64,
-        description: "Only calls for this user (the app's uid of the user: the token's, or the payment's)",
-      }),
-    ),
+    user_uid: Type.Optional(Id({ description: "Only calls for this user (the app's uid of the user: the token's, or the payment's)" })),
   },
   { additionalProperties: false, description: 'Which calls of the app; none given: every /v2 call of the app' },
 )
@@ -60,7 +56,7 @@ const FaultSchema = Type.Object({
   when: When,
   times_left: Type.Union([Type.Integer(), Type.Null()], { description: 'Calls it still fails; null: until deleted' }),
   probability: Type.Number(),
-  created_at: Type.String({ description: 'ISO 8601 UTC (real time)' }),
+  created_at: Timestamp('ISO 8601 UTC (real time)'),
 })
 
 const toDto = (fault: Fault) => ({
@@ -158,7 +154,7 @@ export function faultsRoutes(app: FastifyInstance, deps: { faults: FaultsService
         ...common,
         operationId: 'sandboxDeleteFault',
         summary: 'Delete a fault',
-        params: Type.Object({ fault_id: Type.String({ minLength: 1, maxLength: 64 }) }),
+        params: Type.Object({ fault_id: Id() }),
         response: { 204: Type.Null(), ...errorResponses(401, 404) },
       },
     },

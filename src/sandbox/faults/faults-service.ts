@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
+import { ApiError } from '../../core/errors.js'
 import type { DB } from '../../db/schema.js'
-import { ApiError } from '../../http/errors.js'
 import { newId } from '../../lib/crypto.js'
 import { bumpGeneration, type SandboxSync } from '../sandbox-sync.js'
 import { type Fault, type FaultEffect, faultsRepo } from './faults-repo.js'

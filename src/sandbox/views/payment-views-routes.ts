@@ -2,13 +2,14 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import { Type } from 'typebox'
+import { decodeCursor, encodeCursor, page } from '../../core/cursors.js'
+import { AppParams, Cursor, Id, PageLimit, SearchText } from '../../core/schemas.js'
 import type { DB } from '../../db/schema.js'
 import { errorResponses } from '../../http/errors.js'
 import { ADMIN_SECURITY } from '../../http/openapi.js'
 import { PaymentDTOSchema } from '../../payments/payment-dto.js'
 import type { MoveBy } from '../../payments/payments-repo.js'
 import type { PaymentsService } from '../../payments/payments-service.js'
-import { decodeCursor, encodeCursor } from '../cursors.js'
 import { paymentViewsRepo } from './payment-views-repo.js'
 import { paymentViewsServiceFactory } from './payment-views-service.js'
 import { viewsRepo } from './views-repo.js'
@@ -19,8 +20,7 @@ import { viewsServiceFactory } from './views-service.js'
  * and timeline, why a user cannot pay the app now and what resolves it, the sandbox's own
  * complete and cancel, and the app's setup checklist. Sandbox mode only (docs/api.md).
  */
-const AppParams = Type.Object({ app_id: Type.String({ minLength: 1, maxLength: 64 }) })
-const PaymentParams = Type.Object({ ...AppParams.properties, payment_id: Type.String({ minLength: 1, maxLength: 64 }) })
+const PaymentParams = Type.Object({ ...AppParams().properties, payment_id: Id() })
 const StringOrNull = Type.Union([Type.String(), Type.Null()])
 const StateSchema = Type.Union([
   Type.Literal('created'),
@@ -85,13 +85,13 @@ export function sandboxPayments(
           '`q` finds a payment by its identifier or txid, its user (user id, uid, or username regardless of case) or a ' +
           'part of its memo. `state` as the status flags map (created, approved, transaction_linked, verified, completed, ' +
           'cancelled); `direction`. `before=<next_cursor>` pages back; `next_cursor` is null on the last page.',
-        params: AppParams,
+        params: AppParams(),
         querystring: Type.Object({
-          q: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+          q: Type.Optional(SearchText()),
           state: Type.Optional(StateSchema),
           direction: Type.Optional(Type.Union([Type.Literal('user_to_app'), Type.Literal('app_to_user')])),
-          before: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+          before: Type.Optional(Cursor()),
+          limit: Type.Optional(PageLimit()),
         }),
         response: {
           200: Type.Object({ payments: Type.Array(ListedPayment), next_cursor: StringOrNull }),
@@ -105,12 +105,8 @@ export function sandboxPayments(
       const limit = request.query.limit ?? 50
       const cursor = request.query.before === undefined ? undefined : decodeCursor('before', request.query.before, 'payments', appId)
       const rows = await service.list(appId, { q, state, direction }, limit, cursor)
-      const page = rows.slice(0, limit)
-      const last = page[page.length - 1]
-      return {
-        payments: page.map((row) => row.payment),
-        next_cursor: rows.length > limit && last !== undefined ? encodeCursor('payments', appId, last.position) : null,
-      }
+      const listed = page(rows, limit, (last) => encodeCursor('payments', appId, last.position))
+      return { payments: listed.rows.map((row) => row.payment), next_cursor: listed.next }
     },
   )
 
@@ -166,7 +162,7 @@ export function sandboxPayments(
           "The user's open payments with the app (at most one each way), each with what it waits for, the call the app " +
           'should make, and the sandbox actions that resolve it. `blocked` says whether a new payment in that direction ' +
           'would be refused with ongoing_payment_found.',
-        params: Type.Object({ ...AppParams.properties, user_id: Type.String({ minLength: 1, maxLength: 64 }) }),
+        params: Type.Object({ ...AppParams().properties, user_id: Id() }),
         response: {
           200: Type.Object({
             user_id: Type.String(),
@@ -235,7 +231,7 @@ export function sandboxPayments(
         description:
           'Derived from the data: the oldest active key, the app URL, the first successful GET /v2/me in the request log ' +
           '(when the log is on), and the first approved and completed payments.',
-        params: AppParams,
+        params: AppParams(),
         response: {
           200: Type.Object({ key_made: Step, url_set: Step, first_me: Step, first_approve: Step, first_complete: Step }),
           ...errorResponses(401, 404),

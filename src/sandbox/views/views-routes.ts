@@ -3,9 +3,10 @@ import type { FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
 import { Type } from 'typebox'
 import type { DB } from '../../db/schema.js'
+import { decodeCursor, encodeCursor, page } from '../../core/cursors.js'
+import { AppParams, Cursor, Id, PageLimit } from '../../core/schemas.js'
 import { errorResponses } from '../../http/errors.js'
 import { ADMIN_SECURITY } from '../../http/openapi.js'
-import { decodeCursor, encodeCursor } from '../cursors.js'
 import { MAX_NESTED_ROWS, viewsRepo } from './views-repo.js'
 import { viewsServiceFactory } from './views-service.js'
 
@@ -14,8 +15,7 @@ import { viewsServiceFactory } from './views-service.js'
  * users, and each app's payments, ads and notifications. Sandbox mode only; newest first,
  * at most `limit` (≤ 200) rows.
  */
-const Limit = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })) })
-const AppParams = Type.Object({ app_id: Type.String({ minLength: 1, maxLength: 64 }) })
+const Limit = Type.Object({ limit: Type.Optional(PageLimit()) })
 const iso = (date: Date | null) => date?.toISOString() ?? null
 const IsoOrNull = Type.Union([Type.String(), Type.Null()])
 
@@ -57,7 +57,7 @@ export function sandboxViews(
         ...common,
         operationId: 'sandboxListApps',
         summary: 'List apps, newest first; before=<next_cursor> pages back',
-        querystring: Type.Object({ ...Limit.properties, before: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) }),
+        querystring: Type.Object({ ...Limit.properties, before: Type.Optional(Cursor()) }),
         response: {
           200: Type.Object({ apps: Type.Array(AppView), next_cursor: Type.Union([Type.String(), Type.Null()]) }),
           ...errorResponses(401),
@@ -68,13 +68,8 @@ export function sandboxViews(
       const limit = request.query.limit ?? 50
       const cursor = request.query.before === undefined ? undefined : decodeCursor('before', request.query.before, 'apps', '')
       const rows = await repo.listApps(limit, cursor)
-      const page = rows.slice(0, limit)
-      const last = page[page.length - 1]
-      return {
-        apps: page.map(appView),
-        next_cursor:
-          rows.length > limit && last !== undefined ? encodeCursor('apps', '', { n: Number(last.created_us), id: last.id }) : null,
-      }
+      const listed = page(rows, limit, (last) => encodeCursor('apps', '', { n: Number(last.created_us), id: last.id }))
+      return { apps: listed.rows.map(appView), next_cursor: listed.next }
     },
   )
 
@@ -86,7 +81,7 @@ export function sandboxViews(
         ...common,
         operationId: 'sandboxGetApp',
         summary: 'An app and its server API keys (never the keys themselves: their ids and first characters)',
-        params: AppParams,
+        params: AppParams(),
         response: {
           200: Type.Object({
             ...AppView.properties,
@@ -135,7 +130,7 @@ export function sandboxViews(
           ...Limit.properties,
           username: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
           q: Type.Optional(Type.String({ minLength: 1, maxLength: 32, 'x-hint': 'a part of a username' })),
-          before: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+          before: Type.Optional(Cursor()),
         }),
         response: {
           200: Type.Object({
@@ -152,17 +147,15 @@ export function sandboxViews(
       const limit = request.query.limit ?? 50
       const cursor = request.query.before === undefined ? undefined : decodeCursor('before', request.query.before, 'users', '')
       const { rows, total } = await repo.listUsers({ username, q }, limit, cursor)
-      const page = rows.slice(0, limit)
-      const last = page[page.length - 1]
+      const listed = page(rows, limit, (last) => encodeCursor('users', '', { n: Number(last.created_us), id: last.id }))
       return {
-        users: page.map((u) => ({
+        users: listed.rows.map((u) => ({
           user_id: u.id,
           username: u.username,
           wallet_address: u.wallet_address,
           created_at: u.created_at.toISOString(),
         })),
-        next_cursor:
-          rows.length > limit && last !== undefined ? encodeCursor('users', '', { n: Number(last.created_us), id: last.id }) : null,
+        next_cursor: listed.next,
         total,
       }
     },
@@ -176,7 +169,7 @@ export function sandboxViews(
         ...common,
         operationId: 'sandboxGetUser',
         summary: 'A user and the apps they signed in to, with the consent given to each',
-        params: Type.Object({ user_id: Type.String({ minLength: 1, maxLength: 64 }) }),
+        params: Type.Object({ user_id: Id() }),
         response: {
           200: Type.Object({
             ...UserView.properties,
@@ -216,7 +209,7 @@ export function sandboxViews(
         ...common,
         operationId: 'sandboxListAds',
         summary: "An app's rewarded ads and their mediator statuses (as GET /v2/ads_network/status/{adId} answers them)",
-        params: AppParams,
+        params: AppParams(),
         querystring: Limit,
         response: {
           200: Type.Object({
@@ -262,7 +255,7 @@ export function sandboxViews(
         ...common,
         operationId: 'sandboxListSentNotifications',
         summary: 'Notifications an app delivered',
-        params: AppParams,
+        params: AppParams(),
         querystring: Limit,
         response: {
           200: Type.Object({

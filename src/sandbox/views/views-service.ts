@@ -1,4 +1,4 @@
-import { ApiError } from '../../http/errors.js'
+import { ApiError } from '../../core/errors.js'
 import type { ViewsRepo } from './views-repo.js'
 
 /** The lookups every sandbox view starts from: an unknown app or user is a 404 that names it. */

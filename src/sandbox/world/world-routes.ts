@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
+import { Timestamp } from '../../core/schemas.js'
 import { errorResponses } from '../../http/errors.js'
 import { ADMIN_SECURITY } from '../../http/openapi.js'
 import { MAX_SNAPSHOTS, type WorldService } from './world-service.js'
@@ -89,7 +90,7 @@ export function worldRoutes(app: FastifyInstance, deps: { world: WorldService })
             snapshots: Type.Array(
               Type.Object({
                 name: Type.String(),
-                created_at: Type.String({ description: 'ISO 8601 UTC (real time)' }),
+                created_at: Timestamp('ISO 8601 UTC (real time)'),
                 bytes: Type.Number({ description: 'What its rows take in the database' }),
               }),
               { maxItems: MAX_SNAPSHOTS },

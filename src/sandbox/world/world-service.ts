@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { Clock, PlatformClock } from '../../clock/clock.js'
+import { ApiError } from '../../core/errors.js'
 import type { DB } from '../../db/schema.js'
-import { ApiError } from '../../http/errors.js'
 import { bumpGeneration, type SandboxSync } from '../sandbox-sync.js'
 import { type DemoInfo, seedDemo } from './demo-seed.js'
 import { type Catalog, readCatalog, type SequenceValue, worldRepo } from './world-repo.js'

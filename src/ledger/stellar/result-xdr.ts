@@ -1,5 +1,5 @@
 import { xdr } from '@stellar/stellar-base'
-import type { OpCode, TxCode } from './ledger-rules.js'
+import type { OpCode, TxCode } from '../ledger-rules.js'
 
 const payment = (result: xdr.PaymentResult) => xdr.OperationResult.opInner(xdr.OperationResultTr.payment(result))
 

@@ -1,4 +1,4 @@
-import { ApiError } from '../http/errors.js'
+import { ApiError } from './errors.js'
 
 /**
  * The sandbox API's paging cursors: opaque strings (base64url) naming the list they belong to
@@ -37,4 +37,20 @@ export function decodeCursor(name: string, given: string, kind: string, scope: s
 /** A LIKE pattern that finds `text` anywhere in a lower-cased column (its %, _ and \\ taken literally). */
 export function containsPattern(text: string): string {
   return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+}
+
+/** One page of a keyset-paged list, and the cursor of the next page (null on the last one). */
+export interface Page<Row> {
+  rows: Row[]
+  next: string | null
+}
+
+/**
+ * Cuts a keyset page from `rows`, which the query fetched with `limit + 1`: the extra row only
+ * says that another page follows, and the next page starts after the last row kept.
+ */
+export function page<Row>(rows: readonly Row[], limit: number, cursorOf: (last: Row) => string): Page<Row> {
+  const kept = rows.slice(0, limit)
+  const last = kept[kept.length - 1]
+  return { rows: kept, next: rows.length > limit && last !== undefined ? cursorOf(last) : null }
 }

@@ -1,0 +1,132 @@
+/**
+ * The layering of src/ and bench/, checked by `npm run lint` (ARCHITECTURE.md, "Floors").
+ *
+ * Floors, lowest first; a module imports its own floor or a lower one, never a higher one:
+ *
+ *   1. db          src/db/ (the schema, migrations, the PGlite and pg backends)
+ *   2. lib, clock  src/lib/, src/clock/, src/config.ts (leaf helpers, the platform clock, configuration)
+ *   3. core        src/core/ (errors, principals, scopes, cursors, shared schemas)
+ *   4. http        src/http/ (the Fastify side every route shares)
+ *   5. domains     the engine first: src/ledger/; then identity, apps, payments, ads, notifications,
+ *                  request-log; then the surfaces that read the others: sandbox, system, console, web, client
+ *   6. app         src/app.ts and its composition modules (src/app/)
+ *   7. entries     src/server.ts, src/start.ts, src/index.ts, src/cli/
+ *
+ * bench/ sits above all of src (it may import any of it); nothing in src imports bench/ or test/.
+ *
+ * Domains import each other only along the ports listed in DOMAIN_PORTS, which is also what keeps
+ * them from forming a circle: the ledger is the engine and imports no other domain; the business
+ * domains reach the ledger (wallets, keys, the payments hook) and, for apps and ads, the port of one
+ * neighbour; the surfaces (sandbox drives and inspects the whole platform, the client and the
+ * console sit on the API) may import any business domain, never the other way round.
+ *
+ * Inside a domain, logic (services, repositories, pure rules) never imports src/http/: only the
+ * Fastify side of a domain does, that is its route modules and its Fastify hooks and plugins.
+ */
+const DB = '^src/db/'
+const LIB = '^src/(lib|clock)/|^src/config[.]ts$'
+const CORE = '^src/core/'
+const HTTP = '^src/http/'
+const ENGINE = ['ledger']
+const BUSINESS = ['identity', 'apps', 'payments', 'ads', 'notifications', 'request-log']
+const SURFACES = ['sandbox', 'system', 'console', 'web', 'client']
+const ALL_DOMAINS = [...ENGINE, ...BUSINESS, ...SURFACES]
+const DOMAINS = `^src/(${ALL_DOMAINS.join('|')})/`
+const APP = '^src/app([.]ts$|/)'
+const ENTRIES = '^src/(server|start|index)[.]ts$|^src/cli/'
+
+/** Which other domains each domain may import (its ports); anything else is a violation. */
+const DOMAIN_PORTS = {
+  ledger: [],
+  identity: ['ledger'],
+  apps: ['ledger', 'identity'],
+  payments: ['ledger'],
+  ads: ['apps'],
+  notifications: [],
+  'request-log': [],
+  sandbox: [...ENGINE, ...BUSINESS],
+  system: [],
+  console: [],
+  web: [],
+  client: [],
+}
+
+/**
+ * The Fastify side of a domain, which may import src/http/: route modules, the /ledger (Horizon)
+ * plugin, and the hooks a domain adds to every request (request log, metrics, injected faults).
+ * The sandbox's views and payments are route modules too.
+ */
+const FASTIFY_SIDE =
+  '-routes[.]ts$|^src/ledger/horizon/|^src/request-log/request-log[.]ts$|^src/system/metrics[.]ts$|/fault-injection[.]ts$|/sandbox-(views|payments)[.]ts$|^src/sandbox/(views|faults|world)/'
+
+const upward = (name, from, to, comment) => ({ name, comment, severity: 'error', from: { path: from }, to: { path: to } })
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'A cycle makes two modules one: break it with a types module or a port.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    upward('db-is-the-ground-floor', DB, [LIB, CORE, HTTP, DOMAINS, APP, ENTRIES].join('|'), 'src/db/ imports nothing above it.'),
+    upward('lib-below-core', LIB, [CORE, HTTP, DOMAINS, APP, ENTRIES].join('|'), 'lib/, clock/ and config.ts import only db/.'),
+    upward('core-below-http', CORE, [HTTP, DOMAINS, APP, ENTRIES].join('|'), 'core/ is the vocabulary below http/ and the domains.'),
+    upward('http-below-domains', HTTP, [DOMAINS, APP, ENTRIES].join('|'), 'http/ is the Fastify side every domain shares.'),
+    upward('domains-below-app', DOMAINS, [APP, ENTRIES].join('|'), 'Domains are wired by the app, never the other way.'),
+    upward('app-below-entries', APP, ENTRIES, 'The app is built by the entry points.'),
+    {
+      name: 'domain-logic-not-on-http',
+      comment: 'Services, repositories and pure rules use core/ (ApiError, principals), never src/http/.',
+      severity: 'error',
+      from: { path: DOMAINS, pathNot: FASTIFY_SIDE },
+      to: { path: HTTP },
+    },
+    ...Object.entries(DOMAIN_PORTS).map(([domain, ports]) => ({
+      name: `domain-ports-${domain}`,
+      comment: `${domain}/ imports ${ports.length === 0 ? 'no other domain' : `only the domains ${ports.join(', ')}`}.`,
+      severity: 'error',
+      from: { path: `^src/${domain}/` },
+      to: {
+        path: DOMAINS,
+        pathNot: `^src/(${[domain, ...ports].join('|')})/`,
+      },
+    })),
+    {
+      name: 'src-not-on-bench',
+      comment: 'The product does not import the benchmarks.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^bench/' },
+    },
+    {
+      name: 'no-test-code',
+      comment: 'Test code lives under test/ and only tests import it.',
+      severity: 'error',
+      from: { path: '^(src|bench)/' },
+      to: { path: '^test/' },
+    },
+    {
+      name: 'not-to-unresolvable',
+      comment: 'An import that resolves to nothing is a typo or a missing dependency.',
+      severity: 'error',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^src/(web|console/public)/.*[.]js$' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      extensions: ['.ts', '.js', '.mjs', '.cjs', '.d.ts'],
+    },
+    reporterOptions: {
+      text: { highlightFocused: true },
+    },
+  },
+}

@@ -1,0 +1,28 @@
+/**
+ * Who a request acts as, once its credential is checked: the app (a server API key) or a user of
+ * one app (an access token). Services take these; only src/http/ reads them off a request.
+ */
+export interface KeyPrincipal {
+  kind: 'key'
+  appId: string
+  keyId: string
+}
+
+export interface TokenPrincipal {
+  kind: 'token'
+  tokenId: string
+  appId: string
+  userId: string
+  uid: string
+  username: string
+  scopes: string[]
+  expiresAt: Date
+}
+
+export type TokenCheck = TokenPrincipal | 'expired' | undefined
+
+/** What the authentication hook needs from the identity and apps domains: a credential to a principal. */
+export interface Authenticator {
+  verifyApiKey(key: string): Promise<KeyPrincipal | undefined>
+  verifyAccessToken(token: string): Promise<TokenCheck>
+}
