@@ -7,12 +7,10 @@ import {
   type Backend,
   elapsedSeconds,
   type Fixtures,
-  type FlowResult,
   type FlowScenario,
   type FlowTeam,
   formatLatency,
   formatNumber,
-  type LedgerCheck,
   type LoadResult,
   ledgerCheck,
   log,
@@ -36,69 +34,13 @@ import {
   startServer,
 } from './lib.js'
 import type { CpuProfileWindow } from './profile.js'
-import { invalid, othersDuring, percent } from './report.js'
+import { invalid, type LedgerRow, type LoadRow, othersDuring, percent, type SeedRow, type StartupRow } from './rows.js'
 import { scenarios } from './scenarios.js'
 import { BUSY_MACHINE_PERCENT, NOISY_PERCENT, type Settings } from './settings.js'
 import { plinthSpec, type Target } from './targets.js'
 
 // ---------------------------------------------------------------------------------------------
 // Measuring.
-
-/** One measured row: a request scenario (autocannon, req/s or items/s) or a flow scenario (runFlow, lifecycles/s). */
-export interface LoadRow {
-  scenario: string
-  backend: Backend
-  backendLabel: string
-  /** Plinth processes serving the load (1, or more in the scaling runs). */
-  processes: number
-  /** 'req/s', 'notifications/s' or 'lifecycles/s'. */
-  unit: string
-  throughput: number
-  /** Per request (request scenarios) or per lifecycle (flows), in ms. */
-  latencyP50: number
-  latencyP99: number
-  latencyMax: number
-  /** Request scenarios: measured non-2xx + connection errors + answers that failed their check. Flows: failed lifecycles, warm-up included. */
-  errors: number
-  detail:
-    | { kind: 'request'; load: LoadResult; warmupErrors: number }
-    | { kind: 'flow'; flow: FlowResult; workers: number; problems: string[] }
-  /** What the run did besides the numbers (the scenario's own summary). */
-  summary: string | undefined
-  /** Of the server process; with several, the sum of each one's peak. */
-  peakRssMb: number | undefined
-  /** CPU used by the server process(es) during the measured run, in % of one core. */
-  serverCpuPercent: number | undefined
-  /** CPU used by this process (autocannon) meanwhile, in % of one core. */
-  generatorCpuPercent: number
-  /** CPU used by the whole machine meanwhile, in % of one core. */
-  machineCpuPercent: number | undefined
-  /** CPU used by the local PostgreSQL server's processes meanwhile, in % of one core. */
-  postgresCpuPercent: number | undefined
-  /** Measured twice because other work disturbed the first run; this is the quieter one. */
-  remeasured?: boolean
-  /** CPU other processes (not the server, not this one) used over half a second just before the warm-up. */
-  backgroundCpuPercent: number | undefined
-}
-
-export interface StartupRow {
-  label: string
-  startupMs: number
-  /** The readyMs Plinth prints: configuration read to listening, without Node's own start and module loading. */
-  serverReadyMs: number | undefined
-  rssMb: number | undefined
-  /** Which start the warm-start target is judged on. */
-  warmPostgres?: boolean
-}
-
-export interface SeedRow extends SeedRecord {
-  backendLabel: string
-}
-
-export interface LedgerRow {
-  backendLabel: string
-  check: LedgerCheck
-}
 
 interface Measured {
   loads: LoadRow[]

@@ -1,5 +1,5 @@
 import { formatLatency, formatNumber, type MachineInfo, markdownTable, type PgbenchResult, packageVersion, startNodeFlags } from './lib.js'
-import type { LedgerRow, LoadRow, SeedRow, StartupRow } from './measure.js'
+import { invalid, type LedgerRow, type LoadRow, othersDuring, percent, type SeedRow, type StartupRow } from './rows.js'
 import { BUSY_MACHINE_PERCENT, DEFAULT_JSON, NOISY_PERCENT, ROOT, type Settings } from './settings.js'
 import { REQUEST_LOG } from './targets.js'
 
@@ -23,10 +23,6 @@ export interface Report {
 /** Two significant digits, for ratios far below 1 (0.0057). */
 function smallRatio(value: number): string {
   return value >= 0.1 ? value.toFixed(2) : value.toPrecision(2)
-}
-
-export function invalid(row: LoadRow): boolean {
-  return row.errors > 0 || (row.detail.kind === 'flow' && row.detail.problems.length > 0)
 }
 
 export function whereLabel(row: LoadRow): string {
@@ -110,21 +106,9 @@ function loadTable(loads: LoadRow[], pgbenchTps: number | undefined): string {
   )
 }
 
-export function percent(value: number | undefined): string {
-  return value === undefined ? 'n/a' : `${Math.max(0, value).toFixed(0)}%`
-}
-
 /** The PostgreSQL server's share, on the rows that use it. */
 function postgresCpu(row: LoadRow): number | undefined {
   return row.backend === 'postgres' ? row.postgresCpuPercent : undefined
-}
-
-/** CPU used during the measured run by neither the server(s), the load generator nor (on PostgreSQL rows) PostgreSQL: other work on the machine. */
-export function othersDuring(row: LoadRow): number | undefined {
-  if (row.machineCpuPercent === undefined || row.serverCpuPercent === undefined) return undefined
-  const postgres = row.backend === 'postgres' ? row.postgresCpuPercent : 0
-  if (postgres === undefined) return undefined
-  return row.machineCpuPercent - row.serverCpuPercent - row.generatorCpuPercent - postgres
 }
 
 export function flagged(value: number | undefined): string {

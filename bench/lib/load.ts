@@ -1,5 +1,4 @@
 import autocannon from 'autocannon'
-import type { FlowScenario } from './flows.js'
 import type { Fixtures, FlowTeam } from './seed.js'
 
 // ---------------------------------------------------------------------------------------------
@@ -113,9 +112,6 @@ export interface RequestScenario extends ScenarioTraits {
   kind: 'request'
   prepare(context: ScenarioContext): Promise<PreparedRequests>
 }
-
-/** What the harness measures: single requests (autocannon) or multi-request flows (runFlow). */
-export type Scenario = RequestScenario | FlowScenario
 
 export function traitsOf(definition: ScenarioTraits): ScenarioTraits {
   const { name, backends, quickBackends, scaling, movesClock, minUsersPerApp } = definition

@@ -46,21 +46,4 @@ export async function signedIn(platform: ClientPlatform, scopes = ['username', '
   return { app, user, uid: auth.user.uid, token: auth.accessToken }
 }
 
-export interface PaymentDTO {
-  identifier: string
-  user_uid: string
-  amount: number
-  memo: string
-  metadata: Record<string, unknown>
-  from_address: string
-  to_address: string
-  direction: string
-  status: {
-    developer_approved: boolean
-    transaction_verified: boolean
-    developer_completed: boolean
-    cancelled: boolean
-    user_cancelled: boolean
-  }
-  transaction: null | { txid: string; verified: boolean; _link: string }
-}
+export type { PaymentDTO } from '../../src/payments/payment-dto.js'

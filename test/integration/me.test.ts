@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import type { Static } from 'typebox'
 import { keyPrincipal } from '../../src/http/auth.js'
+import type { UserDTOSchema } from '../../src/identity/me-routes.js'
 import { type AuthFixture, authCases } from '../helpers/auth-cases.js'
 import { SANDBOX_CLIENT, sandbox, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
 
-interface UserDTO {
-  uid: string
-  credentials: { scopes: string[]; valid_until: { timestamp: number; iso8601: string } }
-  username?: string
-}
+type UserDTO = Static<typeof UserDTOSchema>
 
 describe('GET /v2/me', () => {
   let platform: TestPlatform

@@ -1,16 +1,9 @@
 import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
+import type { PaymentDTO } from '../../src/payments/payment-dto.js'
 import { type PiBackend, PiNetwork, redirectPiBackendHorizon } from '../helpers/pi-backend.js'
 import { type SandboxApp, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
-
-interface PaymentDTO {
-  identifier: string
-  amount: number
-  direction: string
-  status: { developer_completed: boolean; cancelled: boolean; transaction_verified: boolean }
-  transaction: null | { txid: string; verified: boolean }
-}
 
 describe('the official pi-backend SDK against Plinth', () => {
   let platform: TestPlatform

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { LoadResult } from '../../bench/lib.js'
-import type { LoadRow } from '../../bench/measure.js'
 import { type Report, renderReport, resultsJson, scalingModel } from '../../bench/report.js'
+import type { LoadRow } from '../../bench/rows.js'
 import { readSettings } from '../../bench/settings.js'
 
 function load(requestsPerSecond: number): LoadResult {

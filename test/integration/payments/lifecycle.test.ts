@@ -1,115 +1,25 @@
+/** The payments API, A2U and U2A: each lifecycle, its refusals and its replays. */
 import assert from 'node:assert/strict'
-import { after, before, describe, it } from 'node:test'
-import type { InjectOptions } from 'fastify'
-import { ApiError } from '../../src/core/errors.js'
-import { refused } from '../../src/ledger/ledger-errors.js'
-import { ledgerServiceFactory } from '../../src/ledger/ledger-service.js'
-import { linkPayments, paymentsLedger } from '../../src/payments/payments-ledger.js'
-import { paymentsServiceFactory } from '../../src/payments/payments-service.js'
-import { type AuthFixture, authCases } from '../helpers/auth-cases.js'
-import { buildPayment, ledgerAccount, pay, submitEnvelope } from '../helpers/ledger.js'
-import { type SandboxApp, type SandboxUser, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
-
-interface PaymentDTO {
-  identifier: string
-  user_uid: string
-  amount: number
-  memo: string
-  metadata: Record<string, unknown>
-  from_address: string
-  to_address: string
-  direction: string
-  created_at: string
-  network: string
-  status: {
-    developer_approved: boolean
-    transaction_verified: boolean
-    developer_completed: boolean
-    cancelled: boolean
-    user_cancelled: boolean
-  }
-  transaction: null | { txid: string; verified: boolean; _link: string }
-}
-interface ErrorBody {
-  error: string
-  error_message: string
-  payment?: PaymentDTO
-  verification_error?: string
-}
-
-const A2U_SCOPES = ['username', 'payments', 'wallet_address']
+import { before, describe, it } from 'node:test'
+import { ApiError } from '../../../src/core/errors.js'
+import { refused } from '../../../src/ledger/ledger-errors.js'
+import { ledgerServiceFactory } from '../../../src/ledger/ledger-service.js'
+import type { PaymentDTO } from '../../../src/payments/payment-dto.js'
+import { linkPayments, paymentsLedger } from '../../../src/payments/payments-ledger.js'
+import { paymentsServiceFactory } from '../../../src/payments/payments-service.js'
+import { ledgerAccount, pay } from '../../helpers/ledger.js'
+import { A2U_SCOPES, assertError, order, type PaymentScene, paymentClients } from '../../helpers/payments-client.js'
+import { sandbox, usePlatform } from '../../helpers/platform.js'
 
 describe('payments', () => {
-  let platform: TestPlatform
+  const platform = usePlatform()
+  const { call, scene } = paymentClients(platform)
   let sb: ReturnType<typeof sandbox>
-
-  before(async () => {
-    platform = await startPlatform()
+  before(() => {
     sb = sandbox(platform.app)
   })
-  after(() => platform.close())
-
-  async function call<T = PaymentDTO>(options: InjectOptions, on: TestPlatform = platform): Promise<{ status: number; body: T }> {
-    const response = await on.app.inject(options)
-    return { status: response.statusCode, body: response.json() as T }
-  }
-  const callOn = <T = PaymentDTO>(on: TestPlatform, options: InjectOptions) => call<T>(options, on)
-  const asApp = (app: SandboxApp, on: TestPlatform = platform) => ({
-    create: (payment: Record<string, unknown>) =>
-      callOn(on, { method: 'POST', url: '/v2/payments', headers: { authorization: `Key ${app.api_key}` }, payload: { payment } }),
-    get: (id: string) => callOn(on, { method: 'GET', url: `/v2/payments/${id}`, headers: { authorization: `Key ${app.api_key}` } }),
-    approve: (id: string) =>
-      callOn(on, { method: 'POST', url: `/v2/payments/${id}/approve`, headers: { authorization: `Key ${app.api_key}` } }),
-    complete: (id: string, txid?: string) =>
-      callOn(on, {
-        method: 'POST',
-        url: `/v2/payments/${id}/complete`,
-        headers: { authorization: `Key ${app.api_key}` },
-        ...(txid === undefined ? {} : { payload: { txid } }),
-      }),
-    cancel: (id: string) =>
-      callOn(on, { method: 'POST', url: `/v2/payments/${id}/cancel`, headers: { authorization: `Key ${app.api_key}` } }),
-    incomplete: () =>
-      callOn<{ incomplete_server_payments: PaymentDTO[] }>(on, {
-        method: 'GET',
-        url: '/v2/payments/incomplete_server_payments',
-        headers: { authorization: `Key ${app.api_key}` },
-      }),
-  })
-  const asUser = (token: string, on: TestPlatform = platform) => ({
-    create: (payment: Record<string, unknown>) =>
-      callOn(on, { method: 'POST', url: '/v2/client/payments', headers: { authorization: `Bearer ${token}` }, payload: payment }),
-    get: (id: string) => callOn(on, { method: 'GET', url: `/v2/client/payments/${id}`, headers: { authorization: `Bearer ${token}` } }),
-    submit: (id: string) =>
-      callOn(on, { method: 'POST', url: `/v2/client/payments/${id}/submit`, headers: { authorization: `Bearer ${token}` } }),
-    cancel: (id: string) =>
-      callOn(on, { method: 'POST', url: `/v2/client/payments/${id}/cancel`, headers: { authorization: `Bearer ${token}` } }),
-    incomplete: () =>
-      callOn<{ payment: PaymentDTO | null }>(on, {
-        method: 'GET',
-        url: '/v2/client/payments/incomplete',
-        headers: { authorization: `Bearer ${token}` },
-      }),
-  })
-
-  interface Scene {
-    app: SandboxApp
-    user: SandboxUser
-    token: string
-    uid: string
-    server: ReturnType<typeof asApp>
-    client: ReturnType<typeof asUser>
-  }
-  async function scene(scopes = A2U_SCOPES, on: TestPlatform = platform): Promise<Scene> {
-    const onSb = on === platform ? sb : sandbox(on.app)
-    const app = await onSb.createApp()
-    const user = await onSb.createUser()
-    const auth = await onSb.authenticate(app.app_id, user.user_id, scopes)
-    return { app, user, token: auth.accessToken, uid: auth.user.uid, server: asApp(app, on), client: asUser(auth.accessToken, on) }
-  }
-  const order = { memo: 'A reward', metadata: { order: 42 } }
   /** The payments service as app.ts wires it, over the given ledger (signing with the scene's user's seed). */
-  const paymentsOver = (s: Scene, ledger: Parameters<typeof paymentsLedger>[0]) =>
+  const paymentsOver = (s: PaymentScene, ledger: Parameters<typeof paymentsLedger>[0]) =>
     paymentsServiceFactory({
       db: platform.db,
       clock: platform.clock,
@@ -119,7 +29,7 @@ describe('payments', () => {
       userSeed: async () => s.user.wallet.seed,
     })
   /** The access token principal of a scene's user, for calling the payments service directly. */
-  const principalOf = (s: Scene) => ({
+  const principalOf = (s: PaymentScene) => ({
     kind: 'token' as const,
     tokenId: 'test',
     appId: s.app.app_id,
@@ -129,14 +39,6 @@ describe('payments', () => {
     scopes: A2U_SCOPES,
     expiresAt: new Date(Date.now() + 3_600_000),
   })
-
-  function assertError(result: { status: number; body: unknown }, status: number, code: string): ErrorBody {
-    const body = result.body as ErrorBody
-    assert.equal(result.status, status, `expected ${status} ${code}, got ${result.status} ${JSON.stringify(body)}`)
-    assert.equal(body.error, code)
-    assert.equal(typeof body.error_message, 'string')
-    return body
-  }
 
   describe('app-to-user (A2U)', () => {
     it('runs the whole lifecycle: create, pay on the ledger, complete; retries are replays', async () => {
@@ -488,241 +390,5 @@ describe('payments', () => {
       assert.equal((await ledgerAccount(platform.app, s.user.wallet.address))?.balance, balance)
       assert.equal((await s.server.get(p.identifier)).body.transaction, null)
     })
-  })
-
-  describe('the approval window and the ledger (a platform of their own: they move its clock)', () => {
-    let own: TestPlatform
-    let ownSb: ReturnType<typeof sandbox>
-    before(async () => {
-      own = await startPlatform()
-      ownSb = sandbox(own.app)
-    })
-    after(() => own.close())
-
-    it('refuses the transaction of a user who pays with their own seed before the app approved: nothing moves, and the window cancels', async () => {
-      // Issue 12, item 3: the ledger linked such a transaction, then the approval window cancelled the
-      // payment it had paid (cancelled with transaction_verified), and complete answered cancelled_payment.
-      const s = await scene(A2U_SCOPES, own)
-      const p = (await s.client.create({ amount: 1, memo: 'x', metadata: {} })).body
-      const before = await ledgerAccount(own.app, s.user.wallet.address)
-      const envelope = await buildPayment(own.app, {
-        seed: s.user.wallet.seed,
-        to: p.to_address,
-        amount: '1',
-        memo: p.identifier,
-        timeoutSeconds: 0,
-      })
-      const early = await submitEnvelope(own.app, envelope)
-      assert.equal(early.status, 400, JSON.stringify(early.body))
-      assert.deepEqual((early.body.extras as { result_codes?: unknown } | undefined)?.result_codes, {
-        transaction: 'tx_payment_not_approved',
-      })
-      assert.deepEqual(await ledgerAccount(own.app, s.user.wallet.address), before, 'no payment, no fee, no sequence')
-      assert.equal((await s.server.get(p.identifier)).body.transaction, null)
-      await ownSb.advanceClock(61)
-      const read = (await s.server.get(p.identifier)).body
-      assert.equal(read.status.cancelled, true)
-      assert.equal(read.transaction, null)
-      assert.deepEqual(await ledgerAccount(own.app, s.user.wallet.address), before)
-    })
-
-    it("links the user's own transaction once the app approved; the approval window then changes nothing and complete works", async () => {
-      const s = await scene(A2U_SCOPES, own)
-      const p = (await s.client.create({ amount: 1, memo: 'x', metadata: {} })).body
-      await s.server.approve(p.identifier)
-      const txid = await pay(own.app, { seed: s.user.wallet.seed, to: p.to_address, amount: '1', memo: p.identifier, timeoutSeconds: 0 })
-      await ownSb.advanceClock(61)
-      const read = (await s.server.get(p.identifier)).body
-      assert.equal(read.status.cancelled, false)
-      assert.equal(read.transaction?.txid, txid)
-      assert.equal(read.transaction?.verified, true)
-      const done = await s.server.complete(p.identifier, txid)
-      assert.equal(done.status, 200, JSON.stringify(done.body))
-      assert.equal(done.body.status.developer_completed, true)
-    })
-
-    it('never cancels by the approval window an unapproved payment a transaction was linked to before the ledger refused those', async () => {
-      // A database from before that rule can hold such a payment: the user's money moved for it.
-      const s = await scene(A2U_SCOPES, own)
-      const p = (await s.client.create({ amount: 1, memo: 'x', metadata: {} })).body
-      const txid = 'c'.repeat(64)
-      await own.db
-        .updateTable('payments')
-        .set({ txid, tx_verified: true, tx_linked_at: own.clock.now() })
-        .where('identifier', '=', p.identifier)
-        .execute()
-      await ownSb.advanceClock(61)
-      const read = (await s.server.get(p.identifier)).body
-      assert.equal(read.status.cancelled, false, 'the window left the paid payment alone')
-      assert.equal(read.status.transaction_verified, true)
-      // The sandbox listing persists the window for every payment of the app at once: it leaves this one too.
-      const listed = await call<{ payments: PaymentDTO[] }>({ method: 'GET', url: `/sandbox/apps/${s.app.app_id}/payments` }, own)
-      assert.equal(listed.body.payments.find((x) => x.identifier === p.identifier)?.status.cancelled, false)
-      const [row] = await own.db.selectFrom('payments').select('cancelled').where('identifier', '=', p.identifier).execute()
-      assert.equal(row?.cancelled, false)
-      const done = await s.server.complete(p.identifier, txid)
-      assert.equal(done.status, 200, JSON.stringify(done.body))
-    })
-  })
-
-  describe('object-level authorization', () => {
-    it("answers another app's payment with 404 payment_not_found and changes nothing", async () => {
-      const owner = await scene()
-      const intruder = await scene()
-      const a2u = (await owner.server.create({ amount: 1, ...order, uid: owner.uid })).body
-      const u2a = (await owner.client.create({ amount: 1, memo: 'x', metadata: {} })).body
-      for (const id of [a2u.identifier, u2a.identifier]) {
-        assertError(await intruder.server.get(id), 404, 'payment_not_found')
-        assertError(await intruder.server.approve(id), 404, 'payment_not_found')
-        assertError(await intruder.server.complete(id, 'e'.repeat(64)), 404, 'payment_not_found')
-        assertError(await intruder.server.cancel(id), 404, 'payment_not_found')
-        assertError(await intruder.client.get(id), 404, 'payment_not_found')
-        assertError(await intruder.client.submit(id), 404, 'payment_not_found')
-        assertError(await intruder.client.cancel(id), 404, 'payment_not_found')
-      }
-      assert.deepEqual((await owner.server.get(a2u.identifier)).body, a2u)
-      assert.deepEqual((await owner.server.get(u2a.identifier)).body, u2a)
-      assert.deepEqual((await intruder.server.incomplete()).body.incomplete_server_payments, [])
-    })
-
-    it('answers concurrent reads batched into one query each with its own app’s view, and sees a cancel made just before', async () => {
-      const owner = await scene()
-      const intruder = await scene()
-      const first = (await owner.server.create({ amount: 1, ...order, uid: owner.uid })).body
-      const second = (await intruder.server.create({ amount: 2, ...order, uid: intruder.uid })).body
-      // Sent together, these share one `= any($1)` query: the same identifier asked by its app and by another.
-      const answers = await Promise.all([
-        ...Array.from({ length: 10 }, () => owner.server.get(first.identifier)),
-        ...Array.from({ length: 10 }, () => intruder.server.get(first.identifier)),
-        ...Array.from({ length: 10 }, () => intruder.server.get(second.identifier)),
-        ...Array.from({ length: 10 }, () => owner.server.get(second.identifier)),
-        owner.server.get('no-such-payment'),
-      ])
-      for (const answer of answers.slice(0, 10)) assert.deepEqual(answer, { status: 200, body: first })
-      for (const answer of answers.slice(10, 20)) assertError(answer, 404, 'payment_not_found')
-      for (const answer of answers.slice(20, 30)) assert.deepEqual(answer, { status: 200, body: second })
-      for (const answer of answers.slice(30, 40)) assertError(answer, 404, 'payment_not_found')
-      assertError(answers[40] as { status: number; body: unknown }, 404, 'payment_not_found')
-      // Batching is not caching: a read made after a write sees it, even with reads of the same payment in flight.
-      const inFlight = Array.from({ length: 5 }, () => owner.server.get(first.identifier))
-      assert.equal((await owner.server.cancel(first.identifier)).status, 200)
-      assert.equal((await owner.server.get(first.identifier)).body.status.cancelled, true)
-      await Promise.all(inFlight)
-    })
-
-    it("answers another user's payment in the same app with 404", async () => {
-      const s = await scene()
-      const other = await sb.createUser()
-      const otherToken = (await sb.authenticate(s.app.app_id, other.user_id, A2U_SCOPES)).accessToken
-      const p = (await s.client.create({ amount: 1, memo: 'x', metadata: {} })).body
-      const intruder = asUser(otherToken)
-      assertError(await intruder.get(p.identifier), 404, 'payment_not_found')
-      assertError(await intruder.cancel(p.identifier), 404, 'payment_not_found')
-      assert.equal((await s.client.get(p.identifier)).body.status.user_cancelled, false)
-    })
-
-    it('answers an unknown payment with 404', async () => {
-      const s = await scene()
-      assertError(await s.server.get('nope'), 404, 'payment_not_found')
-    })
-  })
-
-  describe('concurrency', () => {
-    it('concurrent completes of one payment: one completion, the rest replays', async () => {
-      const s = await scene()
-      const p = (await s.server.create({ amount: 1, ...order, uid: s.uid })).body
-      const txid = await pay(platform.app, { seed: s.app.wallet.seed, to: p.to_address, amount: '1', memo: p.identifier })
-      const results = await Promise.all(
-        Array.from({ length: 12 }, (_, i) => (i % 3 === 2 ? s.server.cancel(p.identifier) : s.server.complete(p.identifier, txid))),
-      )
-      for (const [i, r] of results.entries()) {
-        // A cancel lands before the completion (a verified transaction is linked) or after it.
-        if (i % 3 === 2) assert.ok(['payment_tx_present', 'already_completed'].includes((r.body as unknown as ErrorBody).error))
-        else assert.equal(r.status, 200)
-      }
-      // One completion: every 200 answers the same completed payment, replays included.
-      const completions = results.filter((_r, i) => i % 3 !== 2).map((r) => r.body)
-      for (const body of completions) assert.deepEqual(body, completions[0])
-      assert.equal(completions[0]?.status.developer_completed, true)
-      const completedAt = await platform.db
-        .selectFrom('payments')
-        .select('completed_at')
-        .where('identifier', '=', p.identifier)
-        .executeTakeFirstOrThrow()
-      assert.ok(completedAt.completed_at)
-    })
-
-    it('concurrent approves and cancels of one payment end in one consistent state, never a 5xx', async () => {
-      const s = await scene()
-      const p = (await s.client.create({ amount: 1, memo: 'x', metadata: {} })).body
-      const results = await Promise.all(
-        Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? s.server.approve(p.identifier) : s.server.cancel(p.identifier))),
-      )
-      for (const r of results) assert.ok(r.status === 200 || r.status === 409, `status ${r.status}`)
-      const final = (await s.server.get(p.identifier)).body
-      assert.equal(final.status.cancelled, true, 'a cancel is allowed after an approve, so the last word is cancelled')
-      for (const r of results) {
-        if (r.status === 409) assert.equal((r.body as unknown as ErrorBody).error, 'cancelled_payment')
-      }
-    })
-
-    it('concurrent A2U creates for one user: exactly one payment', async () => {
-      const s = await scene()
-      const results = await Promise.all(Array.from({ length: 10 }, () => s.server.create({ amount: 1, ...order, uid: s.uid })))
-      assert.equal(results.filter((r) => r.status === 200).length, 1)
-      for (const r of results.filter((x) => x.status !== 200)) assertError(r, 409, 'ongoing_payment_found')
-      assert.equal((await s.server.incomplete()).body.incomplete_server_payments.length, 1)
-    })
-
-    it('concurrent U2A creates for one user: the newest stays open, every other one is cancelled', async () => {
-      const s = await scene()
-      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => s.client.create({ amount: 1, memo: `m${i}`, metadata: {} })))
-      for (const r of results) assert.ok(r.status === 201 || r.status === 409, `status ${r.status}`)
-      const created = results.filter((r) => r.status === 201).map((r) => r.body.identifier)
-      assert.ok(created.length >= 1)
-      const states = await Promise.all(created.map(async (id) => (await s.server.get(id)).body.status))
-      assert.equal(states.filter((st) => !st.cancelled).length, 1, 'exactly one open payment')
-      const open = await platform.db
-        .selectFrom('payments')
-        .select('identifier')
-        .where('user_id', '=', s.user.user_id)
-        .where('cancelled', '=', false)
-        .execute()
-      assert.equal(open.length, 1)
-    })
-
-    it('concurrent submits of one approved payment: paid once', async () => {
-      const s = await scene()
-      const before = await ledgerAccount(platform.app, s.user.wallet.address)
-      const p = (await s.client.create({ amount: 1, memo: 'x', metadata: {} })).body
-      await s.server.approve(p.identifier)
-      const results = await Promise.all(Array.from({ length: 6 }, () => s.client.submit(p.identifier)))
-      for (const r of results) assert.equal(r.status, 200, JSON.stringify(r.body))
-      const txids = new Set(results.map((r) => r.body.transaction?.txid))
-      assert.equal(txids.size, 1)
-      const after = await ledgerAccount(platform.app, s.user.wallet.address)
-      assert.equal(Math.round((Number(before?.balance) - Number(after?.balance)) * 1e7), 1e7 + 100, 'one payment and one fee')
-    })
-  })
-
-  describe('authentication', () => {
-    let fixture: AuthFixture
-    before(async () => {
-      const s = await scene()
-      const revokedKey = await sb.createKey(s.app.app_id)
-      await sb.revokeKey(s.app.app_id, revokedKey.key_id)
-      const revoked = await sb.authenticate(s.app.app_id, s.user.user_id, A2U_SCOPES)
-      await sb.revokeToken(revoked.accessToken)
-      fixture = {
-        app: platform.app,
-        apiKey: s.app.api_key,
-        accessToken: s.token,
-        revokedKey: revokedKey.api_key,
-        revokedToken: revoked.accessToken,
-      }
-    })
-    authCases('key', { method: 'GET', url: '/v2/payments/incomplete_server_payments' }, () => fixture)
-    authCases('key', { method: 'POST', url: '/v2/payments/some-id/cancel' }, () => fixture)
-    authCases('token', { method: 'GET', url: '/v2/client/payments/incomplete' }, () => fixture)
   })
 })
