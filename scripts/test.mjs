@@ -4,11 +4,24 @@
 // or schema (PostgreSQL), so runs never share state. Extra arguments are test files or folders
 // (a folder: every *.test.ts under it); `--backend=pglite` or `--backend=postgres` runs on that
 // one backend only (postgres needs DATABASE_URL).
+//
+// Files that touch no database (RUN_ONCE) run in the first pass only: a second pass would run the
+// same code again. Before the PGlite pass, the migrated image every PGlite test platform starts
+// from is made once (test/helpers/pglite-image.ts) and named to the tests in PLINTH_PGLITE_IMAGE.
 import { spawnSync } from 'node:child_process'
 import { readdirSync, statSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, relative, sep } from 'node:path'
 
 const BACKENDS = ['pglite', 'postgres']
+
+/**
+ * Test files and folders that start no platform, server or database, so their result cannot
+ * depend on the backend: the unit tests, and the examples suite (its suites start their own
+ * in-memory Plinth through the package, whatever PLINTH_TEST_DB says). A file belongs here only
+ * if it reads neither PLINTH_TEST_DB (TEST_DB) nor DATABASE_URL, directly or through a helper.
+ */
+const RUN_ONCE = ['test/unit/', 'test/integration/examples.test.ts']
+const runsOnce = (file) => RUN_ONCE.some((entry) => (entry.endsWith('/') ? file.startsWith(entry) : file === entry))
 const args = process.argv.slice(2)
 const chosen = args.filter((arg) => arg.startsWith('--backend=')).map((arg) => arg.slice('--backend='.length))
 const given = args.filter((arg) => !arg.startsWith('--backend='))
@@ -25,7 +38,9 @@ const testsUnder = (dir) =>
     .filter((f) => f.endsWith('.test.ts'))
     .map((f) => join(dir, f))
     .sort()
-const files = (given.length > 0 ? given : ['test']).flatMap((path) => (statSync(path).isDirectory() ? testsUnder(path) : [path]))
+const files = (given.length > 0 ? given : ['test'])
+  .flatMap((path) => (statSync(path).isDirectory() ? testsUnder(path) : [path]))
+  .map((file) => relative('.', file).split(sep).join('/'))
 
 let backends
 if (chosen.length > 0) {
@@ -40,12 +55,29 @@ if (chosen.length > 0) {
   else console.log('DATABASE_URL is not set: running on PGlite only')
 }
 
+/** The migrated PGlite image's path: made once here rather than by each test process. */
+function pgliteImage() {
+  const made = spawnSync(process.execPath, ['--import', 'tsx', 'test/helpers/pglite-image.ts'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  if (made.status !== 0) {
+    console.error('could not make the PGlite test image')
+    process.exit(1)
+  }
+  return made.stdout.trim()
+}
+
 let failed = false
-for (const backend of backends) {
-  console.log(`\n=== tests on ${backend} ===`)
-  const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files], {
+for (const [index, backend] of backends.entries()) {
+  const pass = index === 0 ? files : files.filter((file) => !runsOnce(file))
+  if (pass.length === 0) continue
+  console.log(`\n=== tests on ${backend}${index === 0 ? '' : ' (without the files that run once)'} ===`)
+  const env = { ...process.env, PLINTH_TEST_DB: backend }
+  if (backend === 'pglite') env.PLINTH_PGLITE_IMAGE = pgliteImage()
+  const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...pass], {
     stdio: 'inherit',
-    env: { ...process.env, PLINTH_TEST_DB: backend },
+    env,
   })
   if (result.status !== 0) {
     failed = true

@@ -9,6 +9,7 @@ import { clockRepo } from '../../src/clock/clock-repo.js'
 import type { StreamLimits } from '../../src/config.js'
 import { type Database, openDatabase } from '../../src/db/database.js'
 import type { DB } from '../../src/db/schema.js'
+import { pgliteImage } from './pglite-image.js'
 
 /** Which database this test run uses: `npm test` runs the suite once per backend. */
 export const TEST_DB: 'pglite' | 'postgres' = process.env.PLINTH_TEST_DB === 'postgres' ? 'postgres' : 'pglite'
@@ -57,8 +58,9 @@ export interface PlatformOptions {
 }
 
 /**
- * A whole platform on a fresh database: an in-memory PGlite, or a schema of its own on the
- * PostgreSQL server in DATABASE_URL, dropped again on close.
+ * A whole platform on a fresh database: an in-memory PGlite started from the migrated image
+ * (pglite-image.ts), or a schema of its own on the PostgreSQL server in DATABASE_URL, dropped
+ * again on close.
  */
 export async function startPlatform(options: PlatformOptions = {}): Promise<TestPlatform> {
   let schema: string | undefined
@@ -72,7 +74,13 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Test
   const database =
     TEST_DB === 'pglite' && options.sharing !== undefined
       ? borrowed(options.sharing)
-      : await openDatabase({ databaseUrl, schema, dataDir: 'memory', poolSize: 10 })
+      : await openDatabase({
+          databaseUrl,
+          schema,
+          dataDir: 'memory',
+          poolSize: 10,
+          ...(TEST_DB === 'pglite' ? { pgliteImage: await pgliteImage() } : {}),
+        })
   const clock = await createPlatformClock({ store: clockRepo(database.db) })
   const secretKey = options.sharing?.secretKey ?? randomBytes(32)
   const app = await buildApp({

@@ -3,7 +3,7 @@ import crypto, { createHash, randomBytes } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import { syncBuiltinESMExports } from 'node:module'
 import { after, before, describe, it, mock } from 'node:test'
-import { sandbox, startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
+import { sandbox, startPlatform, TEST_DB, type TestPlatform, usePlatform } from '../helpers/platform.js'
 import { openSse } from '../helpers/sse.js'
 
 /** Prometheus' text format, parsed strictly: every line a comment (HELP/TYPE) or `name{labels} value`. */
@@ -197,19 +197,16 @@ describe(`GET /metrics (${TEST_DB})`, () => {
 
 describe(`GET /metrics in production (${TEST_DB})`, () => {
   const token = `metrics-${randomBytes(16).toString('hex')}`
+  const production = usePlatform({ mode: 'production' })
 
   it('is not served without PLINTH_METRICS_TOKEN', async () => {
-    const platform = await startPlatform({ mode: 'production' })
-    try {
-      const response = await platform.app.inject({ method: 'GET', url: '/metrics' })
-      assert.equal(response.statusCode, 404)
-    } finally {
-      await platform.close()
-    }
+    const response = await production.app.inject({ method: 'GET', url: '/metrics' })
+    assert.equal(response.statusCode, 404)
   })
 
   it('refuses a missing, wrong-scheme or wrong token with 401 invalid_metrics_token, comparing in constant time', async () => {
-    const platform = await startPlatform({ mode: 'production', metricsToken: token })
+    // A config variant: a second app over the same database costs no new one.
+    const platform = await startPlatform({ mode: 'production', metricsToken: token, sharing: production })
     const timingSafeEqual = mock.method(crypto, 'timingSafeEqual')
     // src/lib/crypto.ts imports it by name: make the named export the spy.
     syncBuiltinESMExports()
