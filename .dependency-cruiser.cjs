@@ -102,9 +102,11 @@ module.exports = {
     },
     {
       name: 'no-test-code',
-      comment: 'Test code lives under test/ and only tests import it.',
+      comment:
+        'What ships never imports test code. The benchmarks are development tools like the tests: the two that measure an ' +
+        'in-process platform (bench/sandbox-state.ts, bench/metrics-cost.ts) start it with the test helper rather than a copy of it.',
       severity: 'error',
-      from: { path: '^(src|bench)/' },
+      from: { path: '^src/' },
       to: { path: '^test/' },
     },
     {

@@ -6,7 +6,7 @@ import { createServer } from './app/server.js'
 import { buildServices, type Services } from './app/services.js'
 import type { Metrics } from './system/metrics.js'
 
-export type { AppDeps, PoolStats } from './app/app-deps.js'
+export type { AppDeps } from './app/app-deps.js'
 export { BODY_LIMIT, VERSION } from './app/server.js'
 
 declare module 'fastify' {

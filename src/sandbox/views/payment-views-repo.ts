@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely'
+import { type CursorPosition, containsPattern } from '../../core/cursors.js'
 import type { DB } from '../../db/schema.js'
 import type { PaymentState } from '../../payments/payment-advice.js'
-import { type CursorPosition, containsPattern } from '../../core/cursors.js'
 
 /**
  * The SQL of the sandbox's payment views (payment-views-service.ts): an app's payments searched

@@ -1,9 +1,9 @@
+import type { CursorPosition } from '../../core/cursors.js'
 import { ApiError } from '../../core/errors.js'
 import { adviceFor, paymentState } from '../../payments/payment-advice.js'
 import { toPaymentDTO } from '../../payments/payment-dto.js'
 import type { MoveBy } from '../../payments/payments-repo.js'
 import type { PaymentsService } from '../../payments/payments-service.js'
-import type { CursorPosition } from '../../core/cursors.js'
 import type { PaymentFilter, paymentViewsRepo } from './payment-views-repo.js'
 import type { ViewsService } from './views-service.js'
 
