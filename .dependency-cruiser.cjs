@@ -54,10 +54,9 @@ const DOMAIN_PORTS = {
 /**
  * The Fastify side of a domain, which may import src/http/: route modules, the /ledger (Horizon)
  * plugin, and the hooks a domain adds to every request (request log, metrics, injected faults).
- * The sandbox's views and payments are route modules too.
  */
 const FASTIFY_SIDE =
-  '-routes[.]ts$|^src/ledger/horizon/|^src/request-log/request-log[.]ts$|^src/system/metrics[.]ts$|/fault-injection[.]ts$|/sandbox-(views|payments)[.]ts$|^src/sandbox/(views|faults|world)/'
+  '-routes[.]ts$|^src/ledger/horizon/|^src/request-log/request-log[.]ts$|^src/system/metrics[.]ts$|/fault-injection[.]ts$'
 
 const upward = (name, from, to, comment) => ({ name, comment, severity: 'error', from: { path: from }, to: { path: to } })
 

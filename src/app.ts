@@ -11,7 +11,7 @@ export { BODY_LIMIT, VERSION } from './app/server.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** GET /metrics' registry: register a gauge with `app.metrics.gauge(name, help, collect)` (ARCHITECTURE.md, Metrics). */
+    /** GET /metrics' registry: register a gauge with `app.metrics.gauge(name, help, collect)` (docs/design.md, Metrics). */
     metrics: Metrics
   }
 }

@@ -7,7 +7,7 @@
  * platform-now.ts), in the statement that acts on it. `now()` here is this process's copy, for
  * what may lag a move made by another process by one refresh: stamps no decision reads, and
  * the credential cache, which refreshes it with every read of the revocation feed
- * (ARCHITECTURE.md, "Time").
+ * (docs/design.md, "Time").
  */
 export interface Clock {
   now(): Date

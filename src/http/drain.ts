@@ -60,7 +60,7 @@ export function registerDrain(app: FastifyInstance): { drain(): Promise<void> } 
   })
 
   // Per request: counters on the socket and one shared listener, no closure or map entry (this
-  // runs on every request: BENCHMARKS.md, issue 17).
+  // runs on every request: BENCHMARKS.md, Performance work).
   server.on('request', (request: IncomingMessage & { [PLACE]?: number }, response: ServerResponse) => {
     const socket = request.socket as Tracked
     const count = (socket[RECEIVED] ?? 0) + 1

@@ -93,7 +93,7 @@ const SIGNER_LOCK_CLASS = 0x504c5331
 /*
  * LEDGER_NUMBER_LOCK, the advisory lock (class 0x504c4c4e, object 0) under which a ledger number is
  * drawn, lives in migration 0014's `ledger_close`: taken at COMMIT and held until the applying
- * transaction ends, so numbers are drawn in commit order (ARCHITECTURE.md, "Ledger numbers in commit order").
+ * transaction ends, so numbers are drawn in commit order (docs/design.md, "Ledger numbers in commit order").
  */
 
 const text = (column: string) => sql<string>`${sql.ref(column)}::text`

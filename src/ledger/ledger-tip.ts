@@ -28,7 +28,7 @@ export interface LedgerTipDeps {
  * - While anyone waits, `latest` is read every `pollMs`, so a notification lost to a dropped
  *   connection only delays.
  *
- * Ledger numbers become visible in commit order (ARCHITECTURE.md), so a read made after the tip
+ * Ledger numbers become visible in commit order (docs/design.md), so a read made after the tip
  * passed N sees every record up to N: a follower that reads "after my cursor" when woken never
  * skips one.
  */

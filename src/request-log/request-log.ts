@@ -15,7 +15,7 @@ declare module 'fastify' {
 /**
  * The request log's writer: each /v2 call attributed to an app (a key or token that resolved)
  * is kept in this process's buffer when its answer has gone, and written in batches, one
- * statement a batch, never on the request's path. Bounds (ARCHITECTURE.md, "Request log"):
+ * statement a batch, never on the request's path. Bounds (docs/design.md, "Request log"):
  */
 export const REQUEST_LOG_LIMITS = {
   /** A batch is written once it holds this many rows… */

@@ -152,7 +152,7 @@ export interface Series {
  * text format as prom-client's own Histogram writes it. The caller keeps the series it observes
  * into, so an observation is a bucket search and three additions: prom-client's Histogram
  * validates and hashes the label object on every observation, which cost several microseconds a
- * request under load (BENCHMARKS.md, issue 17).
+ * request under load (BENCHMARKS.md, Performance work).
  */
 export class LatencyHistogram {
   readonly type = 'histogram'

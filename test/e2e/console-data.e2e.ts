@@ -16,7 +16,7 @@ async function inBatches(count: number, width: number, fn: (i: number) => Promis
 }
 
 /**
- * The console with realistic data (issue #15): 1,000 users and 1,000 payments made through the
+ * The console with realistic data: 1,000 users and 1,000 payments made through the
  * API, found by search and paged through; the request log showing a refused approve; a stuck
  * payment unstuck from the console; a 1,000-character memo at 1280×720; humane errors, one toast
  * at a time, and the console checking what the sandbox checks.

@@ -31,7 +31,7 @@ interface SdkEvent {
 }
 
 /**
- * The sandbox page's dialogs and diagnoses (issue #15): a failed Pay keeps its error and reaches
+ * The sandbox page's dialogs and diagnoses: a failed Pay keeps its error and reaches
  * onError, long memos keep Pay and Cancel on screen, the dialogs keep the focus, the SDK names the
  * value it refuses, and an app that cannot connect gets a reason instead of "Loading…" forever.
  */
@@ -75,7 +75,7 @@ describe('sandbox dialogs and diagnoses in Chromium', () => {
     return answer.body.balances.find((b) => b.asset_type === 'native')?.balance ?? '0'
   }
 
-  it('a failed Pay keeps its error on screen and the app gets onError (defect 1)', async () => {
+  it('a failed Pay keeps its error on screen and the app gets onError', async () => {
     const { page, frame, user, errors } = await openApp()
     await authenticate(page, frame)
     await inFrame(
@@ -118,7 +118,7 @@ describe('sandbox dialogs and diagnoses in Chromium', () => {
     )
   })
 
-  it('a 1,000-character memo at 1280×720 keeps Pay and Cancel on screen and clickable (defect 3)', async () => {
+  it('a 1,000-character memo at 1280×720 keeps Pay and Cancel on screen and clickable', async () => {
     const { page, frame } = await openApp({ width: 1280, height: 720 })
     await authenticate(page, frame)
     const memo = 'M'.repeat(400) + ' long words '.repeat(50)
@@ -143,7 +143,7 @@ describe('sandbox dialogs and diagnoses in Chromium', () => {
     await waitFor(async () => ((await events(frame)).some((e) => e.name === 'cancel') ? true : undefined), 'onCancel')
   })
 
-  it('Pay stays disabled when amount and fee exceed the balance, with the fee shown (defect 10)', async () => {
+  it('Pay stays disabled when amount and fee exceed the balance, with the fee shown', async () => {
     const { page, frame, user } = await openApp()
     await authenticate(page, frame)
     const balance = Number(await balanceOf(user.wallet.address))
@@ -159,7 +159,7 @@ describe('sandbox dialogs and diagnoses in Chromium', () => {
     await dialog(page).getByRole('button', { name: 'Cancel' }).click()
   })
 
-  it('the consent and payment dialogs keep the focus inside them (defect 11)', async () => {
+  it('the consent and payment dialogs keep the focus inside them', async () => {
     const { page, frame } = await openApp()
     await inFrame(frame, `window.authP = window.settle(Pi.authenticate(['username', 'payments'])), 0`)
     await dialog(page).getByRole('button', { name: 'Allow' }).waitFor()
@@ -176,7 +176,7 @@ describe('sandbox dialogs and diagnoses in Chromium', () => {
     assert.equal((await inFrame<Settled<unknown>>(frame, 'window.authP')).ok, true)
   })
 
-  it('the SDK names the value it refuses, and more than 7 decimals never opens the dialog (defect 10)', async () => {
+  it('the SDK names the value it refuses, and more than 7 decimals never opens the dialog', async () => {
     const { page, frame } = await openApp()
     await authenticate(page, frame)
     const negative = await inFrame<Settled<unknown>>(
@@ -194,7 +194,7 @@ describe('sandbox dialogs and diagnoses in Chromium', () => {
     assert.equal(await dialog(page).count(), 0, 'no dialog was shown')
   })
 
-  it('an app URL with nothing listening gets a reason instead of "Loading the app…" forever (defect 9)', async () => {
+  it('an app URL with nothing listening gets a reason instead of "Loading the app…" forever', async () => {
     const closed = await plinth.createApp('Nobody Home', 'http://127.0.0.1:9/')
     const user = await plinth.createUser()
     const { page } = await newPage(browser)
@@ -203,7 +203,7 @@ describe('sandbox dialogs and diagnoses in Chromium', () => {
     assert.match((await page.getByTestId('sdk-status').textContent()) ?? '', /http:\/\/127\.0\.0\.1:9 .*server is running/)
   })
 
-  it('a sandbox page on localhost while the SDK comes from 127.0.0.1 says so (defect 9)', async () => {
+  it('a sandbox page on localhost while the SDK comes from 127.0.0.1 says so', async () => {
     const user = await plinth.createUser()
     const { page } = await newPage(browser)
     const localhost = plinth.url.replace('127.0.0.1', 'localhost')
@@ -214,12 +214,12 @@ describe('sandbox dialogs and diagnoses in Chromium', () => {
     await page.getByTestId('sdk-status').getByText(`The app's SDK talks to ${plinth.url}, but this page is ${localhost}`).waitFor()
   })
 
-  it('labels: sandbox inputs have visible labels, three notification switches are told apart, a skip link leads to the content (defect 11)', async () => {
+  it('labels: sandbox inputs have visible labels, three notification switches are told apart, a skip link leads to the content', async () => {
     const user = await plinth.createUser()
     const { page } = await newPage(browser)
     await openSandbox(page, plinth.url)
     await page.getByLabel("New user's name").waitFor()
-    // A stale "already taken" goes once the name is edited (defect 10).
+    // A stale "already taken" goes once the name is edited.
     await page.getByLabel("New user's name").fill(user.username)
     await page.getByRole('button', { name: 'Create user' }).click()
     const error = page.locator('#signin-error')
@@ -252,7 +252,7 @@ describe('sandbox dialogs and diagnoses in Chromium', () => {
       )
     }
     await openSandbox(page, plinth.url, { user: user.user_id })
-    // The app's name in the picker opens it too (defect 10): here it is the picker that matters.
+    // The app's name in the picker opens it too: here it is the picker that matters.
     await page.getByRole('button', { name: 'Alpha Shop' }).first().waitFor()
     await page.locator('#bell').click()
     for (const name of names) await page.getByRole('switch', { name: `Notifications from ${name}` }).waitFor()
@@ -264,7 +264,7 @@ describe('sandbox dialogs and diagnoses in Chromium', () => {
     )
   })
 
-  it('the top-bar balance follows a payment to the user (defect 6)', async () => {
+  it('the top-bar balance follows a payment to the user', async () => {
     const user = await plinth.createUser()
     const { page } = await newPage(browser)
     await openSandbox(page, plinth.url, { user: user.user_id })
@@ -275,7 +275,7 @@ describe('sandbox dialogs and diagnoses in Chromium', () => {
     await waitFor(async () => ((await chip.textContent()) !== before ? true : undefined), 'the top-bar balance to change')
   })
 
-  it("docs/sandbox-browser.md step 2's snippet runs as written in a classic script (defect 5)", async () => {
+  it("docs/sandbox-browser.md step 2's snippet runs as written in a classic script", async () => {
     const doc = readFileSync(new URL('../../docs/sandbox-browser.md', import.meta.url), 'utf8')
     const snippet = /2\. In the app's page[\s\S]*?```html\n([\s\S]*?)```/.exec(doc)?.[1]
     assert.ok(snippet, 'step 2 has an html snippet')

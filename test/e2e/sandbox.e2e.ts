@@ -425,7 +425,7 @@ describe('the sandbox browser and the client SDK, in Chromium', () => {
     const missing = await settle(`Pi.createPayment({ amount: 1, memo: 'x' }, { onCancel() {} })`)
     assert.equal(missing.code, 'invalid_arguments')
     assert.match(missing.message ?? '', /onReadyForServerApproval, onReadyForServerCompletion, onError/)
-    // More than 7 decimals is refused with the platform's code before any dialog opens (issue #15).
+    // More than 7 decimals is refused with the platform's code before any dialog opens.
     const refused = await settle(`Pi.createPayment({ amount: 0.123456789, memo: 'x' }, window.paymentCallbacks)`)
     assert.equal(refused.code, 'invalid_amount')
     assert.match(refused.message ?? '', /0\.123456789/)

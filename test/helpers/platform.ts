@@ -53,6 +53,8 @@ export interface PlatformOptions {
   requestLog?: boolean
   /** PLINTH_METRICS_TOKEN: GET /metrics then needs it (and is served in production too). */
   metricsToken?: string
+  /** PLINTH_APPROVAL_WINDOW_SECONDS (60 unless given). */
+  approvalWindowSeconds?: number
   /** PLINTH_ALLOWED_HOSTS: Host names served besides loopback and the public URL's (http://plinth.test). */
   allowedHosts?: string[]
 }
@@ -95,7 +97,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Test
       logLevel: options.logStream === undefined ? 'silent' : 'info',
       publicUrl: 'http://plinth.test',
       tokenTtlSeconds: 3600,
-      approvalWindowSeconds: 60,
+      approvalWindowSeconds: options.approvalWindowSeconds ?? 60,
       adVerdictDelaySeconds: 2,
       rateLimitKeyPerMinute: options.rateLimits?.keyPerMinute ?? 0,
       rateLimitTokenPerMinute: options.rateLimits?.tokenPerMinute ?? 0,

@@ -7,7 +7,7 @@ import { pay } from '../helpers/ledger.js'
 import { type SandboxApp, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
 
 /**
- * Hostile numbers, cursors and text (issue 12, items 5 and 6): a number or cursor no record can
+ * Hostile numbers, cursors and text: a number or cursor no record can
  * have is a 400 in the family's shape, never a 500; text is stored exactly as it was accepted, on
  * both backends, or refused.
  */

@@ -1,7 +1,7 @@
 /**
  * Revocation against the per-process credential cache (src/identity/credential-cache.ts).
  *
- * The claim (docs/api.md, ARCHITECTURE.md): a revoked token, key or consent is refused at once by
+ * The claim (docs/api.md, docs/design.md): a revoked token, key or consent is refused at once by
  * the process that revoked it, and within a second by every process. On PostgreSQL three
  * `src/server.ts` processes share a schema; each round warms every credential into every
  * process's cache, then revokes them all at once, in random order, spread over the processes, so

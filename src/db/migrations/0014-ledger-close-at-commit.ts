@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 
 /**
- * Ledger numbers drawn at COMMIT (ARCHITECTURE.md, "Ledger numbers in commit order").
+ * Ledger numbers drawn at COMMIT (docs/design.md, "Ledger numbers in commit order").
  *
  * A transaction that applies a ledger transaction moves its balances and sequence under its row
  * locks, then queues the transaction in `ledger_pending`. A deferred constraint trigger runs at its
