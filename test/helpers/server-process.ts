@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -8,8 +8,38 @@ import { fileURLToPath } from 'node:url'
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import pg from 'pg'
 
-/** The repository root: the server is started from there, as `node --import tsx src/server.ts`. */
+/** The repository root: the server is started from there (`nodeArgs('src/server.ts')`). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
+
+let distFresh: boolean | undefined
+
+/**
+ * Whether `dist/` holds a build of the sources as they are now: every `.ts` file under `src/` has
+ * its `.js` under `dist/`, written no earlier than the source was last changed. A source edited after
+ * the last `npm run build` makes it false, so a test never runs stale code.
+ */
+function isDistFresh(): boolean {
+  distFresh ??= readdirSync(join(REPO_ROOT, 'src'), { recursive: true })
+    .map(String)
+    .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
+    .every((file) => {
+      const built = statSync(join(REPO_ROOT, 'dist', file.replace(/\.ts$/, '.js')), { throwIfNoEntry: false })
+      return built !== undefined && built.mtimeMs >= statSync(join(REPO_ROOT, 'src', file)).mtimeMs
+    })
+  return distFresh
+}
+
+/**
+ * The node arguments that run `src/<path>.ts` (relative to REPO_ROOT): its build in `dist/` when
+ * that is fresh, which starts without compiling every module on the fly (CI builds before it
+ * tests), else the source through tsx.
+ */
+export function nodeArgs(source: string): string[] {
+  if (!source.startsWith('src/') || !source.endsWith('.ts')) throw new Error(`nodeArgs: ${source} is not a file under src/`)
+  return isDistFresh()
+    ? [join(REPO_ROOT, 'dist', source.slice('src/'.length).replace(/\.ts$/, '.js'))]
+    : ['--import', 'tsx', join(REPO_ROOT, source)]
+}
 
 export type Backend = 'pglite' | 'postgres'
 
@@ -110,7 +140,7 @@ export interface Exit {
 
 const OUTPUT_KEPT = 64 * 1024
 
-/** One Plinth server process: `node --import tsx src/server.ts` on 127.0.0.1. */
+/** One Plinth server process: `src/server.ts` (built or through tsx: nodeArgs) on 127.0.0.1. */
 export class PlinthProcess {
   readonly child: ChildProcess
   readonly exited: Promise<Exit>
@@ -123,7 +153,7 @@ export class PlinthProcess {
   ) {
     // The backend is exactly what `env` says: a DATABASE_URL of the calling process must not leak in.
     const { DATABASE_URL: _url, PLINTH_DB_SCHEMA: _schema, PLINTH_SECRET_KEY: _key, PLINTH_DATA_DIR: _dir, ...inherited } = process.env
-    this.child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    this.child = spawn(process.execPath, nodeArgs('src/server.ts'), {
       cwd: REPO_ROOT,
       env: { ...inherited, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

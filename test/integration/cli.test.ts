@@ -4,13 +4,14 @@ import { createServer } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { type RunningPlinth, startPlinth } from '../../src/index.js'
 import { TEST_DB } from '../helpers/platform.js'
+import { nodeArgs } from '../helpers/server-process.js'
 
-/** The `plinth` command (src/cli/plinth.ts), spawned as a user runs it, against a running platform. */
-const CLI = new URL('../../src/cli/plinth.ts', import.meta.url).pathname
+/** The `plinth` command (src/cli/plinth.ts, built or through tsx), spawned as a user runs it, against a running platform. */
+const CLI = nodeArgs('src/cli/plinth.ts')
 
 function plinthCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { env: { ...process.env, ...env } })
+    const child = spawn(process.execPath, [...CLI, ...args], { env: { ...process.env, ...env } })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (chunk) => {
@@ -92,19 +93,7 @@ describe(`plinth CLI (${TEST_DB})`, () => {
 
   it('logs tail follows an app’s request log until Ctrl-C', async () => {
     const shop = await plinth.sandbox.apps.create('Tailed Shop')
-    const child = spawn(process.execPath, [
-      '--import',
-      'tsx',
-      CLI,
-      '--url',
-      plinth.url,
-      '--admin-token',
-      adminToken,
-      'logs',
-      'tail',
-      '--app',
-      shop.app_id,
-    ])
+    const child = spawn(process.execPath, [...CLI, '--url', plinth.url, '--admin-token', adminToken, 'logs', 'tail', '--app', shop.app_id])
     let stdout = ''
     child.stdout.on('data', (chunk) => {
       stdout += chunk
