@@ -18,7 +18,7 @@ import {
 } from './lib.js'
 import { measureDiskStartup, measureTargets, type ProfileRun, quietAllowance, selected } from './measure.js'
 import { cpuProfileReport, findCpuProfile } from './profile.js'
-import { KEPT_SECTIONS, type Report, renderReport, resultsJson, whereLabel } from './report.js'
+import { KEPT_SECTIONS, type Report, renderReport, resultsJson, whereLabel } from './report/tables.js'
 import { invalid } from './rows.js'
 import { scenarios } from './scenarios.js'
 import { REPORT, ROOT, readSettings, type Settings } from './settings.js'

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { LoadResult } from '../../bench/lib.js'
-import { type Report, renderReport, resultsJson, scalingModel } from '../../bench/report.js'
+import { type Report, renderReport, resultsJson, scalingModel } from '../../bench/report/tables.js'
 import type { LoadRow } from '../../bench/rows.js'
 import { readSettings } from '../../bench/settings.js'
 

@@ -1,7 +1,7 @@
-import { formatLatency, formatNumber, type MachineInfo, markdownTable, type PgbenchResult, packageVersion, startNodeFlags } from './lib.js'
-import { invalid, type LedgerRow, type LoadRow, othersDuring, percent, type SeedRow, type StartupRow } from './rows.js'
-import { BUSY_MACHINE_PERCENT, DEFAULT_JSON, NOISY_PERCENT, ROOT, type Settings } from './settings.js'
-import { REQUEST_LOG } from './targets.js'
+import { formatLatency, formatNumber, type MachineInfo, markdownTable, type PgbenchResult, packageVersion, startNodeFlags } from '../lib.js'
+import { invalid, type LedgerRow, type LoadRow, othersDuring, percent, type SeedRow, type StartupRow } from '../rows.js'
+import { BUSY_MACHINE_PERCENT, DEFAULT_JSON, NOISY_PERCENT, ROOT, type Settings } from '../settings.js'
+import { REQUEST_LOG } from '../targets.js'
 
 // ---------------------------------------------------------------------------------------------
 // The report.
