@@ -13,9 +13,9 @@ import { targetRows, targetsSection } from './targets.js'
 
 /** Hand-written sections a run keeps, in this order, after the generated ones. */
 export const KEPT_SECTIONS = [
-  'Performance work (issue 17)',
-  'Memory of the embedded default (issue 17, section 3)',
-  'Reset, snapshots and start-up of the sandbox (issue 16)',
+  'Performance work',
+  'Memory of the embedded default',
+  'Reset, snapshots and start-up of the sandbox',
   'Optimisations',
 ] as const
 

@@ -98,7 +98,7 @@ const perCores = (perUnit: number | undefined, cores: number): number | undefine
   perUnit === undefined || perUnit <= 0 ? undefined : (cores * 1_000_000) / perUnit
 
 /**
- * The scaling model (issue 17, section 4), from the one-process PostgreSQL rows of this run: CPU
+ * The scaling model, from the one-process PostgreSQL rows of this run: CPU
  * per unit of work in Plinth and in PostgreSQL, what one core of each serves, and what a few
  * deployment sizes would serve, the smaller of the two sides. Plinth processes share nothing but
  * the database, so Plinth's side scales with its cores; PostgreSQL's side is one primary here.
@@ -147,6 +147,6 @@ export function scalingModel(report: Report): string | undefined {
     'A deployment serves the smaller of its two sides: Plinth processes share nothing but the database, so their side grows with their cores ' +
     '(one process per core: `npm start` is one event loop); the PostgreSQL side is one primary. Figures measured on a shared 2-core machine with the ' +
     'load generator on it, so CPU per unit is if anything high. What the model leaves out, and the limits it does not show, are in ' +
-    '“Performance work (issue 17)” below.'
+    '“Performance work” below.'
   )
 }

@@ -12,7 +12,7 @@ interface TargetRow {
   verdict: Verdict
 }
 
-/** Issue 6's targets, judged on this run's one-process PostgreSQL rows. */
+/** The performance targets, judged on this run's one-process PostgreSQL rows. */
 export function targetRows(report: Report): TargetRow[] {
   const postgres = single(report.loads).filter((row) => row.backend === 'postgres')
   const hello = report.loads.find((row) => row.backend === 'fastify')
@@ -109,7 +109,7 @@ export function targetsSection(report: Report): string {
   const mark = (verdict: Verdict) => (verdict === 'met' ? 'met ✓' : verdict === 'missed' ? '**missed** ✗' : verdict)
   const counted = (verdict: Verdict) => rows.filter((row) => row.verdict === verdict).length
   return [
-    'Issue 6’s targets for a 2-core machine, judged on this run: PostgreSQL, one Plinth process, hello-world and pgbench measured minutes apart on the same machine.',
+    'The targets for a 2-core machine, judged on this run: PostgreSQL, one Plinth process, hello-world and pgbench measured minutes apart on the same machine.',
     '',
     markdownTable(
       ['target', 'goal', 'this run', 'verdict'],
@@ -119,7 +119,7 @@ export function targetsSection(report: Report): string {
     '',
     `${counted('met')} met, ${counted('missed')} missed${counted('invalid') > 0 ? `, ${counted('invalid')} invalid (errors)` : ''}` +
       `${counted('not measured') > 0 ? `, ${counted('not measured')} not measured in this run` : ''}. ` +
-      'Issue 6 also asks that revocation and consent withdrawal take effect on every process within a second while `GET /v2/me` is fast; ' +
+      'The targets also ask that revocation and consent withdrawal take effect on every process within a second while `GET /v2/me` is fast; ' +
       'that is a correctness property the tests check, not something this benchmark measures.' +
       (report.settings.quick ? ' This was a `--quick` run: short runs on less data, a smoke test rather than a verdict.' : ''),
   ].join('\n')
