@@ -1,5 +1,5 @@
 /**
- * The rows a bench run measures (bench/measure.ts) and the report renders (bench/report.ts), with
+ * The rows a bench run measures (bench/measure.ts) and the report renders (bench/report/), with
  * the judgements both make of a row: whether it is invalid, and how busy the rest of the machine was.
  */
 import type { Backend, FlowResult, LedgerCheck, LoadResult, SeedRecord } from './lib.js'

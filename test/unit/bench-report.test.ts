@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { LoadResult } from '../../bench/lib.js'
-import { type Report, renderReport, resultsJson, scalingModel } from '../../bench/report.js'
+import type { Report } from '../../bench/report/common.js'
+import { renderReport, resultsJson } from '../../bench/report/document.js'
+import { scalingModel } from '../../bench/report/scaling.js'
 import type { LoadRow } from '../../bench/rows.js'
 import { readSettings } from '../../bench/settings.js'
 
