@@ -15,7 +15,7 @@ import {
   verifyJournal,
   Worker,
   type WorkFigures,
-} from './load.js'
+} from './load/worker.js'
 
 /**
  * The crash suite: Plinth under sustained load (payments, ledger transactions, notifications) is

@@ -28,7 +28,7 @@ import {
   seededRandom,
   verifyJournal,
   Worker,
-} from './load.js'
+} from './load/worker.js'
 
 const { values } = parseArgs({
   options: {

@@ -18,7 +18,7 @@ import {
   readRoutes,
   routeUrl,
   seed,
-} from '../helpers/route-fuzz.js'
+} from '../helpers/route-fuzz/arbitraries.js'
 
 /**
  * Every route of the OpenAPI document, fuzzed: random and hostile path parameters, query

@@ -14,7 +14,7 @@ import {
   triedSummary,
 } from '../helpers/fuzz.js'
 import { startPlatform, type TestPlatform } from '../helpers/platform.js'
-import { exercise, fuzzRoutes, printRouteStats, type RouteSpec, type Runner, readRoutes, routeUrl, seed } from '../helpers/route-fuzz.js'
+import { exercise, fuzzRoutes, printRouteStats, type RouteSpec, type Runner, readRoutes, routeUrl, seed } from '../helpers/route-fuzz/arbitraries.js'
 
 /**
  * The sandbox API behind an admin token, fuzzed like every route (test/property/routes) with the

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
-import { BODY_LIMIT } from '../../src/app.js'
-import { SCOPES } from '../../src/core/scopes.js'
-import { NOTIFY_BODY_LIMIT } from '../../src/notifications/notifications-routes.js'
+import { BODY_LIMIT } from '../../../src/app.js'
+import { SCOPES } from '../../../src/core/scopes.js'
+import { NOTIFY_BODY_LIMIT } from '../../../src/notifications/notifications-routes.js'
 import {
   assertNoPollution,
   assertNotifyError,
@@ -28,9 +28,9 @@ import {
   rarely,
   rawNumber,
   type StateWatch,
-} from './fuzz.js'
-import { pay } from './ledger.js'
-import { type SandboxApp, type SandboxUser, sandbox, type TestPlatform } from './platform.js'
+} from '../fuzz.js'
+import { pay } from '../ledger.js'
+import { type SandboxApp, type SandboxUser, sandbox, type TestPlatform } from '../platform.js'
 
 /**
  * The machinery of the route fuzzers (test/property/routes and sandbox): the routes read from

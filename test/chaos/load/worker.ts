@@ -1,5 +1,5 @@
 import { Account, Asset, Keypair, Memo, Operation, TransactionBuilder } from '@stellar/stellar-base'
-import type { SqlAccess } from '../helpers/server-process.js'
+import type { SqlAccess } from '../../helpers/server-process.js'
 
 /**
  * Sustained load on a running Plinth, and what it takes to check it afterwards: workers run
