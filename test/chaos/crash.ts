@@ -1,21 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import { type Backend, freePort, PlinthProcess, setUpBackend, sleep } from '../helpers/server-process.js'
-import {
-  Client,
-  Gate,
-  Journal,
-  type JournalCounts,
-  newStats,
-  newWorkFigures,
-  Problems,
-  type Random,
-  runSqlChecks,
-  SQL_CHECKS,
-  seededRandom,
-  verifyJournal,
-  Worker,
-  type WorkFigures,
-} from './load.js'
+import { Client, newStats, Problems } from './load/client.js'
+import { Gate } from './load/gate.js'
+import { Journal, type JournalCounts } from './load/journal.js'
+import { type Random, seededRandom } from './load/random.js'
+import { runSqlChecks, SQL_CHECKS } from './load/sql-checks.js'
+import { verifyJournal } from './load/verify.js'
+import { newWorkFigures, Worker, type WorkFigures } from './load/worker.js'
 
 /**
  * The crash suite: Plinth under sustained load (payments, ledger transactions, notifications) is

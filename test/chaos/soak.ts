@@ -15,20 +15,13 @@
 import { randomBytes } from 'node:crypto'
 import { parseArgs } from 'node:util'
 import { type Backend, freePort, PlinthProcess, setUpBackend, sleep } from '../helpers/server-process.js'
-import {
-  Client,
-  checkLedger,
-  Gate,
-  Journal,
-  newStats,
-  newWorkFigures,
-  Problems,
-  runSqlChecks,
-  SQL_CHECKS,
-  seededRandom,
-  verifyJournal,
-  Worker,
-} from './load.js'
+import { Client, newStats, Problems } from './load/client.js'
+import { Gate } from './load/gate.js'
+import { Journal } from './load/journal.js'
+import { seededRandom } from './load/random.js'
+import { runSqlChecks, SQL_CHECKS } from './load/sql-checks.js'
+import { checkLedger, verifyJournal } from './load/verify.js'
+import { newWorkFigures, Worker } from './load/worker.js'
 
 const { values } = parseArgs({
   options: {

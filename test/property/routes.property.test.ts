@@ -6,19 +6,11 @@ import { BODY_LIMIT } from '../../src/app.js'
 import { NOTIFY_BODY_LIMIT } from '../../src/notifications/notifications-routes.js'
 import { assertProperty, encodeSegment, FUZZ_SEED, fcParams, fuzzRuns, hostileString, StateWatch, triedSummary } from '../helpers/fuzz.js'
 import { SANDBOX_CLIENT, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
-import {
-  corpus,
-  edgeCases,
-  exercise,
-  type Fixture,
-  fuzzRoutes,
-  printRouteStats,
-  type RouteSpec,
-  type Runner,
-  readRoutes,
-  routeUrl,
-  seed,
-} from '../helpers/route-fuzz.js'
+import { corpus } from '../helpers/route-fuzz/corpus.js'
+import { edgeCases } from '../helpers/route-fuzz/edges.js'
+import { type Fixture, seed } from '../helpers/route-fuzz/fixture.js'
+import { type RouteSpec, readRoutes, routeUrl } from '../helpers/route-fuzz/routes.js'
+import { exercise, fuzzRoutes, printRouteStats, type Runner } from '../helpers/route-fuzz/runner.js'
 
 /**
  * Every route of the OpenAPI document, fuzzed: random and hostile path parameters, query

@@ -14,7 +14,9 @@ import {
   triedSummary,
 } from '../helpers/fuzz.js'
 import { startPlatform, type TestPlatform } from '../helpers/platform.js'
-import { exercise, fuzzRoutes, printRouteStats, type RouteSpec, type Runner, readRoutes, routeUrl, seed } from '../helpers/route-fuzz.js'
+import { seed } from '../helpers/route-fuzz/fixture.js'
+import { type RouteSpec, readRoutes, routeUrl } from '../helpers/route-fuzz/routes.js'
+import { exercise, fuzzRoutes, printRouteStats, type Runner } from '../helpers/route-fuzz/runner.js'
 
 /**
  * The sandbox API behind an admin token, fuzzed like every route (test/property/routes) with the
