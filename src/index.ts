@@ -88,7 +88,8 @@ export async function startPlinth(options: PlinthOptions = {}): Promise<RunningP
   set('PLINTH_AD_VERDICT_DELAY_SECONDS', options.adVerdictDelaySeconds)
   set('PLINTH_REQUEST_LOG', options.requestLog)
   const config = loadConfig(env)
-  const server = await startServer(config, { seed: options.seed === 'demo' })
+  // In memory mode, the process's later platforms start from a migrated image of its first (openDatabase).
+  const server = await startServer(config, { seed: options.seed === 'demo', shareMemoryImage: true })
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
   return {
     url,

@@ -31,9 +31,10 @@ export interface RunningServer {
 
 /**
  * One Plinth on its database, listening: what `npm start` (server.ts) and `startPlinth()`
- * (index.ts) both run. `seed: false` leaves a sandbox empty (no demo app and user).
+ * (index.ts) both run. `seed: false` leaves a sandbox empty (no demo app and user);
+ * `shareMemoryImage` is openDatabase's (startPlinth() sets it).
  */
-export async function startServer(config: Config, options: { seed?: boolean } = {}): Promise<RunningServer> {
+export async function startServer(config: Config, options: { seed?: boolean; shareMemoryImage?: boolean } = {}): Promise<RunningServer> {
   const startedAt = performance.now()
   const secretKey = resolveSecretKey(config)
   const database = await openDatabase({
@@ -41,6 +42,7 @@ export async function startServer(config: Config, options: { seed?: boolean } = 
     schema: config.databaseSchema,
     dataDir: config.dataDir,
     poolSize: config.databasePoolSize,
+    shareMemoryImage: options.shareMemoryImage,
   })
   try {
     // No timer of its own: every read of the revocation feed (every 200 ms) brings the stored offset.

@@ -25,6 +25,8 @@ export interface Database {
    * process: a signal within the process serves there.
    */
   listen?: Listen
+  /** Memory PGlite only: the database's files as a tar, as `loadDataDir` takes them. */
+  dumpDataDir?: () => Promise<Blob | File>
 }
 
 export type Listen = (channelSql: string, handlers: ListenHandlers) => { close(): Promise<void> }
@@ -43,21 +45,53 @@ export interface DatabaseOptions {
    * in WebAssembly, seconds of CPU; tests start many databases from one migrated image.
    */
   pgliteImage?: Blob
+  /**
+   * With `dataDir: 'memory'` and no `pgliteImage`: the first such database of this process is
+   * created (initdb) and migrated, then its files are kept as an image (about 40 MB of memory for
+   * the life of the process), and every later one starts from that image, at about a third of
+   * the CPU. Starts that come while the first is being made wait for it. `startPlinth()` sets it:
+   * an app's suite that starts several platforms runs initdb once. The server does not: it opens
+   * one database.
+   */
+  shareMemoryImage?: boolean
 }
+
+/** The image of this process's first shared memory database (`shareMemoryImage`); undefined if making it failed. */
+let sharedMemoryImage: Promise<Blob | undefined> | undefined
 
 const INT8_OID = 20
 
 /** Opens the database the configuration names and applies every pending migration. */
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  const database =
-    options.databaseUrl === undefined ? await openPGlite(options.dataDir ?? 'memory', options.pgliteImage) : await openPostgres(options)
+  const dataDir = options.dataDir ?? 'memory'
+  let image = options.pgliteImage
+  let makesSharedImage: ((image: Blob | undefined) => void) | undefined
+  if (options.databaseUrl === undefined && dataDir === 'memory' && image === undefined && options.shareMemoryImage === true) {
+    if (sharedMemoryImage === undefined) sharedMemoryImage = new Promise((resolve) => (makesSharedImage = resolve))
+    else image = await sharedMemoryImage
+  }
   try {
-    await migrateToLatest(database.db as Kysely<unknown>, options.schema)
+    const database = options.databaseUrl === undefined ? await openPGlite(dataDir, image) : await openPostgres(options)
+    try {
+      await migrateToLatest(database.db as Kysely<unknown>, options.schema)
+      if (makesSharedImage !== undefined) {
+        // Before anything else uses it: the image holds the migrated, empty database.
+        await sql`checkpoint`.execute(database.db)
+        makesSharedImage(await database.dumpDataDir?.())
+      }
+    } catch (error) {
+      await database.close()
+      throw error
+    }
+    return database
   } catch (error) {
-    await database.close()
+    if (makesSharedImage !== undefined) {
+      // The starts waiting for the image create their own database; the next start tries again.
+      sharedMemoryImage = undefined
+      makesSharedImage(undefined)
+    }
     throw error
   }
-  return database
 }
 
 /**
@@ -82,8 +116,9 @@ async function openPGlite(dataDir: string, image: Blob | undefined): Promise<Dat
   const { PGlite } = await import('@electric-sql/pglite')
   const options = { startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((setting) => ['-c', setting])] }
   if (dataDir === 'memory') {
-    const dialect = new PGliteDialect(new PGlite(image === undefined ? options : { ...options, loadDataDir: image }))
-    return wrap(new Kysely<DB>({ dialect }), 'pglite', () => dialect.stats())
+    const engine = new PGlite(image === undefined ? options : { ...options, loadDataDir: image })
+    const dialect = new PGliteDialect(engine)
+    return { ...wrap(new Kysely<DB>({ dialect }), 'pglite', () => dialect.stats()), dumpDataDir: () => engine.dumpDataDir('none') }
   }
   mkdirSync(dataDir, { recursive: true, mode: 0o700 })
   const unlock = await lockDataDir(dataDir)

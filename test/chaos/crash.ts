@@ -94,7 +94,12 @@ export async function runCrashSuite(options: CrashSuiteOptions): Promise<CrashFi
   const journal = new Journal(problems)
   const work = newWorkFigures()
   const gate = new Gate()
-  const backend = setUpBackend(options.backend, { databaseUrl: options.databaseUrl, keepData: options.keepData })
+  const backend = await setUpBackend(options.backend, {
+    databaseUrl: options.databaseUrl,
+    keepData: options.keepData,
+    // The first start is killed on purpose: it must be a real first start, creating the database.
+    fresh: options.killDuringStartup === true,
+  })
   const port = await freePort()
   const client = new Client(`http://127.0.0.1:${port}`, stats, problems)
   const env = { ...backend.env, PLINTH_RATE_LIMIT_KEY_PER_MINUTE: '0', PLINTH_RATE_LIMIT_TOKEN_PER_MINUTE: '0' }

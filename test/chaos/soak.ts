@@ -89,7 +89,7 @@ async function soak(backendName: Backend): Promise<SoakFigures> {
   const work = newWorkFigures()
   const gate = new Gate()
   const random = seededRandom(seed)
-  const backend = setUpBackend(backendName)
+  const backend = await setUpBackend(backendName)
   const port = await freePort()
   const client = new Client(`http://127.0.0.1:${port}`, stats, problems)
   const env = { ...backend.env, PLINTH_RATE_LIMIT_KEY_PER_MINUTE: '0', PLINTH_RATE_LIMIT_TOKEN_PER_MINUTE: '0' }

@@ -17,6 +17,7 @@
 import { mkdirSync } from 'node:fs'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { afterEach } from 'node:test'
 import { type Browser, chromium, type Frame, type Page } from 'playwright-core'
 import { type PlatformOptions, startPlatform, type TestPlatform, uniqueName } from '../helpers/platform.js'
 
@@ -35,6 +36,17 @@ export const SCREENSHOT_DIR = new URL('../../docs/screenshots/', import.meta.url
 /** Headless Chromium; Playwright gives every launch a new temporary user-data-dir and removes it on close. */
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, timeout: 60_000 })
+}
+
+/**
+ * Closes the pages a test opened (each in a context of its own, newPage) when it ends, for suites
+ * whose tests each open their own. An open sandbox page keeps polling the platform and its app frame
+ * keeps running: left open, twenty of them slowed the later tests of one file threefold.
+ */
+export function closePagesAfterEach(browser: () => Browser | undefined): void {
+  afterEach(async () => {
+    await Promise.all((browser()?.contexts() ?? []).map((context) => context.close()))
+  })
 }
 
 /** A page in a context of its own (no storage shared with other tests), with the page's errors collected. */

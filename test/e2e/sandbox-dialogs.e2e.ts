@@ -7,6 +7,7 @@ import { type FixtureApp, startFixtureApp } from './fixture-app.js'
 import {
   appFrame,
   type CreatedUser,
+  closePagesAfterEach,
   expectStatus,
   inFrame,
   launchBrowser,
@@ -45,6 +46,7 @@ describe('sandbox dialogs and diagnoses in Chromium', () => {
     fixture = await startFixtureApp(plinth, 'Dialog Shop')
     browser = await launchBrowser()
   })
+  closePagesAfterEach(() => browser)
   after(async () => {
     await browser?.close()
     await fixture?.close()

@@ -5,6 +5,7 @@ import { type FixtureApp, startFixtureApp } from './fixture-app.js'
 import {
   appFrame,
   type CreatedUser,
+  closePagesAfterEach,
   expectStatus,
   inFrame,
   launchBrowser,
@@ -51,6 +52,7 @@ describe('the sandbox browser and the client SDK, in Chromium', () => {
     foreign = await serve({ '/': '<!doctype html><title>Foreign site</title><p>Another origin</p>' })
     browser = await launchBrowser()
   })
+  closePagesAfterEach(() => browser)
   after(async () => {
     await browser?.close()
     await foreign?.close()

@@ -1,12 +1,13 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import pg from 'pg'
+import { ensurePGliteImage, PGLITE_IMAGE_ENV } from './pglite-image.js'
 
 /** The repository root: the server is started from there (`nodeArgs('src/server.ts')`). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
@@ -66,9 +67,19 @@ export interface SqlAccess {
   close(): Promise<void>
 }
 
-export function setUpBackend(backend: Backend, options: { databaseUrl?: string; keepData?: boolean } = {}): BackendSetup {
+/**
+ * A fresh database for spawned servers: a new PGlite data directory, or a new schema on the
+ * PostgreSQL server. The PGlite directory holds the run's migrated image (test/helpers/pglite-image.ts)
+ * unpacked, so the server opens it as an existing database instead of running initdb (seconds of
+ * CPU in WebAssembly); `fresh: true` leaves it empty, for tests of the first start itself.
+ */
+export async function setUpBackend(
+  backend: Backend,
+  options: { databaseUrl?: string; keepData?: boolean; fresh?: boolean } = {},
+): Promise<BackendSetup> {
   if (backend === 'pglite') {
     const dataDir = mkdtempSync(join(tmpdir(), 'plinth-chaos-'))
+    if (options.fresh !== true) await unpackImage(join(dataDir, 'pgdata'))
     return {
       backend,
       env: { PLINTH_DATA_DIR: dataDir },
@@ -120,6 +131,15 @@ export function setUpBackend(backend: Backend, options: { databaseUrl?: string; 
       }
     },
   }
+}
+
+/** Unpacks the migrated PGlite image into `pgdata` (which must not exist yet). */
+async function unpackImage(pgdata: string): Promise<void> {
+  const image = process.env[PGLITE_IMAGE_ENV] ?? (await ensurePGliteImage())
+  mkdirSync(pgdata, { mode: 0o700 })
+  // The tar's names start with "/": tar strips it and unpacks under -C.
+  const unpacked = spawnSync('tar', ['-xf', image, '-C', pgdata], { encoding: 'utf8' })
+  if (unpacked.status !== 0) throw new Error(`tar -xf ${image}: ${unpacked.stderr || unpacked.error?.message}`)
 }
 
 export async function freePort(): Promise<number> {
@@ -348,7 +368,7 @@ export async function startCluster(options: {
 }): Promise<Cluster> {
   const backend = options.backend ?? 'postgres'
   if (backend === 'pglite' && options.processes > 1) throw new Error('PGlite is one process: a cluster needs PostgreSQL')
-  const setup = setUpBackend(backend)
+  const setup = await setUpBackend(backend)
   const ports = await Promise.all(Array.from({ length: options.processes }, freePort))
   const servers = ports.map((port) => PlinthProcess.spawn(port, { ...setup.env, ...options.env }))
   const close = async (): Promise<Exit[]> => {

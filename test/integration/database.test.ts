@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { sql } from 'kysely'
+import { type Database, openDatabase } from '../../src/db/database.js'
 import { startPlatform, TEST_DB, type TestPlatform } from '../helpers/platform.js'
 
 describe('the PostgreSQL connection pool', { skip: TEST_DB !== 'postgres' && 'PostgreSQL only: PGlite runs in process' }, () => {
@@ -41,5 +42,39 @@ describe('the PostgreSQL connection pool', { skip: TEST_DB !== 'postgres' && 'Po
       rows.some((row) => row.statement.includes('$101')),
       false,
     )
+  })
+})
+
+describe('memory databases that share an image (startPlinth())', { skip: TEST_DB !== 'pglite' && 'PGlite only: memory mode' }, () => {
+  // initdb gives every database cluster its own system identifier; one started from another's files keeps it.
+  const systemId = async (database: Database) =>
+    (await sql<{ id: string }>`select system_identifier::text as id from pg_control_system()`.execute(database.db)).rows[0]?.id
+
+  it('makes the image from the first, migrated and empty; later ones, even those started at once, start from it and own their data', async () => {
+    const [first, second, third] = await Promise.all([1, 2, 3].map(() => openDatabase({ dataDir: 'memory', shareMemoryImage: true })))
+    assert.ok(first && second && third)
+    const later = await openDatabase({ dataDir: 'memory', shareMemoryImage: true })
+    const own = await openDatabase({ dataDir: 'memory' })
+    try {
+      const firstId = await systemId(first)
+      assert.ok(firstId)
+      for (const database of [second, third, later]) assert.equal(await systemId(database), firstId, 'started from the image')
+      assert.notEqual(await systemId(own), firstId, 'without shareMemoryImage: a database of its own (initdb)')
+
+      await first.db.insertInto('platform_meta').values({ key: 'only-in-first', value: 'x' }).execute()
+      const fourth = await openDatabase({ dataDir: 'memory', shareMemoryImage: true })
+      try {
+        for (const database of [second, later, fourth]) {
+          const rows = await database.db.selectFrom('platform_meta').select('key').where('key', '=', 'only-in-first').execute()
+          assert.deepEqual(rows, [], 'what the first holds after its image was made is its own')
+          const migrations = await sql<{ n: number }>`select count(*)::int as n from kysely_migration`.execute(database.db)
+          assert.ok((migrations.rows[0]?.n ?? 0) > 0, 'migrated')
+        }
+      } finally {
+        await fourth.close()
+      }
+    } finally {
+      await Promise.all([first, second, third, later, own].map((database) => database.close()))
+    }
   })
 })

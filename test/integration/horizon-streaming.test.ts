@@ -282,7 +282,7 @@ describe('ledger streaming: the LISTEN connection', {
 
 describe('ledger streaming: graceful shutdown', () => {
   it('a stopping server ends its open streams with close, and exits without waiting for them', async () => {
-    const setup = setUpBackend(TEST_DB)
+    const setup = await setUpBackend(TEST_DB)
     const server = PlinthProcess.spawn(await freePort(), setup.env)
     try {
       await server.waitReady()

@@ -254,7 +254,7 @@ describe('reset and snapshots in production mode', () => {
 
 describe('snapshots survive a restart', () => {
   it(`on ${TEST_DB === 'postgres' ? 'PostgreSQL' : 'a PGlite data directory'}`, async () => {
-    const setup = setUpBackend(TEST_DB)
+    const setup = await setUpBackend(TEST_DB)
     try {
       let { server } = await PlinthProcess.start(await freePort(), setup.env)
       let node = httpNode(server.base)

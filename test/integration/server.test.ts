@@ -141,7 +141,7 @@ describe('the server process at trace level, over real sockets', () => {
   const output: Buffer[] = []
 
   before(async () => {
-    setup = setUpBackend(TEST_DB)
+    setup = await setUpBackend(TEST_DB)
     server = PlinthProcess.spawn(await freePort(), { ...setup.env, LOG_LEVEL: 'trace', PLINTH_ADMIN_TOKEN: adminToken })
     // The whole output, not the helper's last 64 KiB: every line is searched.
     server.child.stdout?.on('data', (chunk: Buffer) => output.push(chunk))

@@ -33,7 +33,7 @@ interface Outcome {
 describe('graceful shutdown under keep-alive load', () => {
   for (let round = 1; round <= ROUNDS; round++) {
     it(`round ${round}: every request written before SIGTERM is answered, then the database closes and the exit is 0`, async (t) => {
-      const setup = setUpBackend(TEST_DB)
+      const setup = await setUpBackend(TEST_DB)
       const server = PlinthProcess.spawn(await freePort(), { ...setup.env, LOG_LEVEL: 'info' })
       const output: Buffer[] = []
       server.child.stdout?.on('data', (chunk: Buffer) => output.push(chunk))
