@@ -1,8 +1,5 @@
-/** Measuring: every scenario on every server, the scaling runs, quiet-machine waits, startup on disk. */
+/** Measuring: every scenario on every server, and the scaling runs (quiet.ts waits for a quiet machine; startup.ts has the startup rows). */
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import {
   type Backend,
   elapsedSeconds,
@@ -14,8 +11,6 @@ import {
   type LoadResult,
   ledgerCheck,
   log,
-  onCleanup,
-  otherProcessesBusyPercent,
   type PreparedFlow,
   type PreparedRequests,
   ProcessSampler,
@@ -23,7 +18,6 @@ import {
   probe,
   type RequestScenario,
   type RunningServer,
-  readRssKb,
   runFlow,
   runLoad,
   type Scenario,
@@ -31,13 +25,14 @@ import {
   type SeedRecord,
   seed,
   seedFlowTeams,
-  startServer,
 } from './lib.js'
 import type { CpuProfileWindow } from './profile.js'
+import { quietAllowance, quietMachine } from './quiet.js'
 import { invalid, type LedgerRow, type LoadRow, othersDuring, percent, type SeedRow, type StartupRow } from './rows.js'
 import { scenarios } from './scenarios.js'
-import { BUSY_MACHINE_PERCENT, NOISY_PERCENT, type Settings } from './settings.js'
-import { plinthSpec, type Target } from './targets.js'
+import { NOISY_PERCENT, type Settings } from './settings.js'
+import { startupRow } from './startup.js'
+import type { Target } from './targets.js'
 
 // ---------------------------------------------------------------------------------------------
 // Measuring.
@@ -55,17 +50,6 @@ export interface ProfileRun {
   backendLabel: string
   pid: number
   windows: CpuProfileWindow[]
-}
-
-async function startupRow(label: string, server: RunningServer): Promise<StartupRow> {
-  const banner = await server.waitForOutput(/ready in (\d+) ms/, 2_000)
-  const rssKb = await readRssKb(server.pid)
-  return {
-    label,
-    startupMs: server.startupMs,
-    serverReadyMs: banner?.[1] === undefined ? undefined : Number(banner[1]),
-    rssMb: rssKb === undefined ? undefined : rssKb / 1024,
-  }
 }
 
 export function selected(settings: Settings, scenario: Scenario): boolean {
@@ -299,34 +283,6 @@ async function measureScaling(
   }
 }
 
-/** What is left of the run's allowance for waiting on other work (Settings.quietWait). */
-export const quietAllowance = { remainingMs: 0 }
-
-/**
- * The CPU other processes use (over half a second) just before a measurement. On a shared machine,
- * when they are busy, waits for them (up to Settings.quietWait) before measuring anyway; the row is
- * flagged when they were still busy.
- */
-async function quietMachine(settings: Settings, pids: readonly number[]): Promise<number | undefined> {
-  const startedAt = performance.now()
-  const limitMs = Math.min(settings.quietWait.perMeasurementSeconds * 1000, quietAllowance.remainingMs)
-  const sampleMs = settings.quick ? 250 : 500
-  let background = await otherProcessesBusyPercent(sampleMs, pids)
-  const busy = () => background !== undefined && background > BUSY_MACHINE_PERCENT
-  if (busy() && limitMs > 0) {
-    log(`  other processes use ${background?.toFixed(0) ?? '?'}% of a core: waiting up to ${(limitMs / 1000).toFixed(0)} s for them`)
-    while (busy() && performance.now() - startedAt < limitMs) background = await otherProcessesBusyPercent(sampleMs, pids)
-    quietAllowance.remainingMs = Math.max(0, quietAllowance.remainingMs - (performance.now() - startedAt))
-    log(`  waited ${elapsedSeconds(startedAt)}; ${busy() ? 'still busy' : 'quiet now'} (${background?.toFixed(0) ?? '?'}%)`)
-  }
-  if (busy()) {
-    log(
-      `  !!! the machine is busy before the run: ${background?.toFixed(0) ?? '?'}% of a core used by other processes; expect noisy numbers`,
-    )
-  }
-  return background
-}
-
 /** Probes, warms up, then loads a request scenario with autocannon over the serving processes, sampling them meanwhile. */
 async function measureRequests(
   settings: Settings,
@@ -488,31 +444,6 @@ function cpuOf(usage: ProcessUsage | undefined, generatorCpuPercent: number, bac
 function shout(lines: readonly string[]): void {
   const bar = '!'.repeat(78)
   process.stderr.write(`\n${bar}\n${lines.map((line) => `!!! ${line}`).join('\n')}\n${bar}\n\n`)
-}
-
-/** Cold: PGlite in a fresh directory (initdb, migrations, demo seed); warm: the same directory again. */
-export async function measureDiskStartup(): Promise<StartupRow[]> {
-  const phaseStart = performance.now()
-  const dir = mkdtempSync(join(tmpdir(), 'plinth-bench-'))
-  const unregister = onCleanup(() => rmSync(dir, { recursive: true, force: true }))
-  const rows: StartupRow[] = []
-  try {
-    for (const phase of ['cold', 'warm'] as const) {
-      const server = await startServer(plinthSpec(`plinth-pglite-${phase}`, { PLINTH_DATA_DIR: dir }))
-      try {
-        const label = phase === 'cold' ? 'Plinth, PGlite on disk, cold (new directory)' : 'Plinth, PGlite on disk, warm (same directory)'
-        rows.push(await startupRow(label, server))
-        log(`  ${phase} start on disk: ${formatNumber(server.startupMs)} ms`)
-      } finally {
-        await server.stop()
-      }
-    }
-  } finally {
-    unregister()
-    rmSync(dir, { recursive: true, force: true })
-  }
-  log(`  disk startup done in ${elapsedSeconds(phaseStart)}`)
-  return rows
 }
 
 function warnErrors(scenario: string, backend: string, warm: LoadResult, load: LoadResult): void {

@@ -16,13 +16,15 @@ import {
   runCleanup,
   runPgbench,
 } from './lib.js'
-import { measureDiskStartup, measureTargets, type ProfileRun, quietAllowance, selected } from './measure.js'
+import { measureTargets, type ProfileRun, selected } from './measure.js'
 import { cpuProfileReport, findCpuProfile } from './profile.js'
+import { quietAllowance } from './quiet.js'
 import { type Report, whereLabel } from './report/common.js'
 import { KEPT_SECTIONS, renderReport, resultsJson } from './report/document.js'
 import { invalid } from './rows.js'
 import { scenarios } from './scenarios.js'
 import { REPORT, ROOT, readSettings, type Settings } from './settings.js'
+import { measureDiskStartup } from './startup.js'
 import { resolveDatabaseUrl, targets } from './targets.js'
 
 // ---------------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { Transaction, xdr } from '@stellar/stellar-base'
 import { tryParseAmount } from './amounts.js'
-import { isAccountId as isEd25519Address, verifySignature } from './stellar/ed25519.js'
+import { isAccountId, verifySignature } from './stellar/ed25519.js'
 
 /**
  * The ledger's rules, as pure functions of a decoded envelope, the platform time and a
@@ -200,10 +200,8 @@ function decodeOperation(op: Transaction['operations'][number], txSource: string
   }
 }
 
-/** A plain G… account id (muxed M… addresses are not supported). */
-export function isAccountId(address: string): boolean {
-  return isEd25519Address(address)
-}
+/** A plain G… account id (muxed M… addresses are not supported): the ledger's rule, decided by its keys module. */
+export { isAccountId }
 
 export function feeFor(operationCount: number): bigint {
   return BASE_FEE_STROOPS * BigInt(operationCount)

@@ -10,6 +10,7 @@ import { SCOPES } from '../core/scopes.js'
 import { errorResponses } from '../http/errors.js'
 import { ADMIN_SECURITY } from '../http/openapi.js'
 import type { IdentityService } from '../identity/identity-service.js'
+import { appView } from './views/views-service.js'
 
 const WalletSchema = Type.Object({
   address: Type.String({ description: 'Public key (G…), the ledger account' }),
@@ -140,15 +141,7 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxDeps): void {
       const changes: { name?: string; url?: string | null } = {}
       if (name !== undefined) changes.name = checked(checkAppName(name))
       if (url !== undefined) changes.url = url === null ? null : checked(checkAppUrl(url, deps.publicUrl))
-      const row = await apps.updateApp(request.params.app_id, changes)
-      return {
-        app_id: row.id,
-        name: row.name,
-        network: row.network,
-        url: row.url,
-        wallet_address: row.wallet_address,
-        created_at: row.created_at.toISOString(),
-      }
+      return appView(await apps.updateApp(request.params.app_id, changes))
     },
   )
 

@@ -8,7 +8,7 @@ import type { DB } from '../../db/schema.js'
 import { errorResponses } from '../../http/errors.js'
 import { ADMIN_SECURITY } from '../../http/openapi.js'
 import { MAX_NESTED_ROWS, viewsRepo } from './views-repo.js'
-import { viewsServiceFactory } from './views-service.js'
+import { appView, viewsServiceFactory } from './views-service.js'
 
 /**
  * Read-only views of the platform for the sandbox browser and the developer console: apps,
@@ -39,15 +39,6 @@ export function sandboxViews(
   const r = app.withTypeProvider<TypeBoxTypeProvider>()
   const common = { tags: ['Sandbox'], security: ADMIN_SECURITY }
   const config = { auth: 'admin' as const }
-
-  const appView = (row: Awaited<ReturnType<typeof requireApp>>) => ({
-    app_id: row.id,
-    name: row.name,
-    network: row.network,
-    url: row.url,
-    wallet_address: row.wallet_address,
-    created_at: row.created_at.toISOString(),
-  })
 
   r.get(
     '/sandbox/apps',

@@ -1,5 +1,19 @@
+import type { Selectable } from 'kysely'
 import { ApiError } from '../../core/errors.js'
+import type { AppsTable } from '../../db/schema.js'
 import type { ViewsRepo } from './views-repo.js'
+
+/** An app as the sandbox API shows it: in its list, on its page and as the answer to an edit. */
+export function appView(row: Pick<Selectable<AppsTable>, 'id' | 'name' | 'network' | 'url' | 'wallet_address' | 'created_at'>) {
+  return {
+    app_id: row.id,
+    name: row.name,
+    network: row.network,
+    url: row.url,
+    wallet_address: row.wallet_address,
+    created_at: row.created_at.toISOString(),
+  }
+}
 
 /** The lookups every sandbox view starts from: an unknown app or user is a 404 that names it. */
 export function viewsServiceFactory(deps: { repo: Pick<ViewsRepo, 'findApp' | 'findUser'> }) {
