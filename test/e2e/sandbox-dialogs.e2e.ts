@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
-import type { Browser, Frame, Page } from 'playwright-core'
+import type { Browser, Frame, Page, Route } from 'playwright-core'
 import { pay } from '../helpers/ledger.js'
 import { type FixtureApp, startFixtureApp } from './fixture-app.js'
 import {
@@ -88,6 +88,19 @@ describe('sandbox dialogs and diagnoses in Chromium', () => {
     assert.equal(created.ok, true)
     const payButton = dialog(page).getByRole('button', { name: 'Pay' })
     await waitFor(async () => (await payButton.isEnabled()) || undefined, 'the approval')
+    // The dialog reads the balance once, when it opens; read after the drain below (a loaded machine),
+    // it would rightly disable Pay. The wallet is emptied only once the dialog shows the balance.
+    await waitFor(
+      async () => /\d/.test((await dialog(page).locator('.balance-value').textContent()) ?? '') || undefined,
+      'the balance shown',
+    )
+    // As on a loaded machine: the submit answers late, and a poll sent before the click answers during it.
+    const slow = (ms: number) => async (route: Route) => {
+      await new Promise((resolve) => setTimeout(resolve, ms))
+      await route.continue().catch(() => undefined)
+    }
+    await page.route(`**/v2/client/payments/${created.value?.identifier}`, slow(400))
+    await page.route(`**/v2/client/payments/${created.value?.identifier}/submit`, slow(1_500))
     // The user's wallet is emptied behind the dialog's back: the ledger refuses the payment.
     const balance = await balanceOf(user.wallet.address)
     const keep = 1

@@ -70,7 +70,7 @@ describe('payment dialog: the transition table', () => {
       [{ type: 'update', payment: payment() }, 'awaiting_approval'],
       [{ type: 'update', payment: payment({ developer_approved: true }) }, 'approved'],
       [{ type: 'pay' }, 'submitting'],
-      [{ type: 'update', payment: payment({ developer_approved: true }, 'a'.repeat(64)) }, 'paid'],
+      [{ type: 'submitted', payment: payment({ developer_approved: true }, 'a'.repeat(64)) }, 'paid'],
       [{ type: 'update', payment: payment({ developer_approved: true, developer_completed: true }, 'a'.repeat(64)) }, 'completed'],
     ]
     let state = m.initialState()
@@ -90,6 +90,18 @@ describe('payment dialog: the transition table', () => {
     assert.equal(m.view(polled, facts).text, 'The payment failed: no funds')
     const again = m.transition(polled, { type: 'pay' })
     assert.deepEqual([again.name, again.error], ['submitting', undefined])
+  })
+
+  it("a poll answered late, while Pay submits, moves nothing: the submit's own answer or failure decides", () => {
+    // The poll was sent before the click (it never starts while submitting) and answers during the submit.
+    const approved = payment({ developer_approved: true })
+    const submitting = run([{ type: 'pay' }], at('approved', approved))
+    const latePoll = m.transition(submitting, { type: 'update', payment: approved })
+    assert.equal(latePoll.name, 'submitting', 'Pay stays disabled until the submit answers')
+    const failed = m.transition(latePoll, { type: 'pay_failed', message: 'The payment failed: no funds' })
+    assert.deepEqual([failed.name, failed.error], ['approved', 'The payment failed: no funds'])
+    const paid = m.transition(latePoll, { type: 'submitted', payment: payment({ developer_approved: true }, 'a'.repeat(64)) })
+    assert.equal(paid.name, 'paid')
   })
 
   it('a failed Pay whose answer carries the payment follows that payment', () => {

@@ -148,7 +148,7 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
     submitting: async () => {
       const id = state.payment.identifier
       try {
-        dispatch({ type: 'update', payment: await call(`/v2/client/payments/${enc(id)}/submit`, { method: 'POST', token: auth.token }) })
+        dispatch({ type: 'submitted', payment: await call(`/v2/client/payments/${enc(id)}/submit`, { method: 'POST', token: auth.token }) })
       } catch (error) {
         // The message stays until the next Pay, and the app hears of it.
         const payment = error.body?.payment

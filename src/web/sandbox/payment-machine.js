@@ -5,7 +5,9 @@
  * so node can test it (test/unit/payment-machine.test.ts).
  *
  * A state is `{ name, payment, error }`: `payment` the platform's latest answer, `error` a
- * failed Pay's message (it stays until the next Pay: the polls must not replace it).
+ * failed Pay's message (it stays until the next Pay: the polls must not replace it). Events:
+ * `update` (a poll's answer), `submitted` (the submit's own answer), and the user's and the
+ * platform's moves named in the table.
  */
 import { formatPi, short } from './dom.js'
 
@@ -71,7 +73,9 @@ export const TRANSITIONS = {
     abort: 'aborted',
   },
   submitting: {
-    update: (e) => settle(e.payment, () => 'approved'),
+    // Only the submit's own answer: a poll sent before the click may answer now, with the payment as it
+    // was (approved, unpaid), and must neither re-enable Pay mid-submit nor swallow the failure to come.
+    submitted: (e) => settle(e.payment, () => 'approved'),
     pay_failed: (e) => (e.payment === undefined ? 'approved' : settle(e.payment, () => 'approved')),
     abort: 'aborted',
   },
