@@ -8,9 +8,12 @@
 // Files that touch no database (RUN_ONCE) run in the first pass only: a second pass would run the
 // same code again. Before the PGlite pass, the migrated image every PGlite test platform starts
 // from is made once (test/helpers/pglite-image.ts) and named to the tests in PLINTH_PGLITE_IMAGE.
+// The tests run compiled, from the mirror scripts/test-build.mjs makes, without a loader hook, and
+// about FILES_PER_SHARD files share one process (a shard); two shards run at a time.
 import { spawnSync } from 'node:child_process'
 import { readdirSync, statSync } from 'node:fs'
 import { join, relative, sep } from 'node:path'
+import { buildTests, writeShards } from './test-build.mjs'
 
 const BACKENDS = ['pglite', 'postgres']
 
@@ -55,9 +58,14 @@ if (chosen.length > 0) {
   else console.log('DATABASE_URL is not set: running on PGlite only')
 }
 
+const build = await buildTests()
+/** About this many test files share one process (scripts/test-build.mjs: writeShards). */
+const FILES_PER_SHARD = 8
+
 /** The migrated PGlite image's path: made once here rather than by each test process. */
 function pgliteImage() {
-  const made = spawnSync(process.execPath, ['--import', 'tsx', 'test/helpers/pglite-image.ts'], {
+  const made = spawnSync(process.execPath, ['--enable-source-maps', 'test/helpers/pglite-image.js'], {
+    cwd: build,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
   })
@@ -75,10 +83,15 @@ for (const [index, backend] of backends.entries()) {
   console.log(`\n=== tests on ${backend}${index === 0 ? '' : ' (without the files that run once)'} ===`)
   const env = { ...process.env, PLINTH_TEST_DB: backend }
   if (backend === 'pglite') env.PLINTH_PGLITE_IMAGE = pgliteImage()
-  const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...pass], {
-    stdio: 'inherit',
-    env,
-  })
+  const result = spawnSync(
+    process.execPath,
+    ['--enable-source-maps', '--test', '--test-concurrency=2', '--test-reporter=spec', ...writeShards(build, pass, FILES_PER_SHARD)],
+    {
+      cwd: build,
+      stdio: 'inherit',
+      env,
+    },
+  )
   if (result.status !== 0) {
     failed = true
     console.log(`=== tests on ${backend} FAILED ===`)

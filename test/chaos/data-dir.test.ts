@@ -10,7 +10,7 @@ import { DataDirInUseError, ensurePGliteDatabase, lockDataDir } from '../../src/
 import { openDatabase } from '../../src/db/database.js'
 import { resolveSecretKey } from '../../src/lib/secret-key.js'
 import { sandbox } from '../helpers/platform.js'
-import { freePort, httpNode, PlinthProcess, REPO_ROOT, sleep } from '../helpers/server-process.js'
+import { freePort, httpNode, PlinthProcess, REPO_ROOT, RUNS_COMPILED, scriptArgs, sleep } from '../helpers/server-process.js'
 
 /** A dir-contender.ts process: one command at a time, one answer line each. */
 class Contender {
@@ -21,7 +21,7 @@ class Contender {
   #stderr = ''
 
   constructor() {
-    this.child = spawn(process.execPath, ['--import', 'tsx', 'test/chaos/dir-contender.ts'], { cwd: REPO_ROOT })
+    this.child = spawn(process.execPath, scriptArgs('test/chaos/dir-contender.ts'), { cwd: REPO_ROOT })
     this.child.stdout.on('data', (chunk: Buffer) => {
       this.#buffer += chunk.toString()
       for (let end = this.#buffer.indexOf('\n'); end >= 0; end = this.#buffer.indexOf('\n')) {
@@ -170,8 +170,12 @@ describe('the embedded database directory', { skip }, () => {
 
   it('opens after a process was killed while creating it, half-way through writing the files', { timeout: 180_000 }, async () => {
     const dir = newDir()
-    const script = `import('./src/db/database.ts').then((m) => m.openDatabase({ dataDir: ${JSON.stringify(dir)} })).then(() => setInterval(() => {}, 1000))`
-    const child = spawn(process.execPath, ['--import', 'tsx', '-e', script], { cwd: REPO_ROOT, stdio: 'ignore' })
+    const module = RUNS_COMPILED ? './src/db/database.js' : './src/db/database.ts'
+    const script = `import(${JSON.stringify(module)}).then((m) => m.openDatabase({ dataDir: ${JSON.stringify(dir)} })).then(() => setInterval(() => {}, 1000))`
+    const child = spawn(process.execPath, [...(RUNS_COMPILED ? [] : ['--import', 'tsx']), '-e', script], {
+      cwd: REPO_ROOT,
+      stdio: 'ignore',
+    })
     const exited = new Promise((resolve) => child.on('exit', resolve))
     // A fresh database is about 1000 files; kill once half of them are written (or, on a fast disk, once it is in place).
     let files = 0

@@ -1,6 +1,6 @@
 /**
  * A contender for embedded data directories, run as its own process by data-dir.test.ts:
- * `node --import tsx test/chaos/dir-contender.ts`. It answers one line per command on stdin:
+ * `node --import tsx test/chaos/dir-contender.ts` (or its compiled `.js`: scriptArgs). It answers one line per command on stdin:
  * - `key <dir>`: resolves the secret key as a first start does; answers `key <hex>`;
  * - `lock <dir>`: takes the directory's lock; answers `won` (holding it), or `lost <message>`
  *   on DataDirInUseError;

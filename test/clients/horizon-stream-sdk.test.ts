@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, it } from 'node:test'
+import { after, afterEach, before, describe, it } from 'node:test'
 import { Asset, Horizon, Keypair, Operation, TransactionBuilder } from '@stellar/stellar-sdk'
 import { pay } from '../helpers/ledger.js'
 import { SANDBOX_CLIENT } from '../helpers/platform.js'
@@ -18,11 +18,11 @@ interface Streamed {
 }
 
 /** A running stream: what it delivered and what went wrong. */
-/** Every stream opened, closed when the file ends: one left open by a failed test would keep the process alive. */
+/** Every stream opened, closed when its test ends (closeStreams): one left open by a failed test would keep the process alive. */
 const opened: Array<() => void> = []
-after(() => {
-  for (const close of opened) close()
-})
+const closeStreams = () => {
+  for (const close of opened.splice(0)) close()
+}
 
 function watch(builder: { stream(options: object): () => void }, options: { reconnectTimeout?: number } = {}) {
   const messages: Streamed[] = []
@@ -54,6 +54,7 @@ function assertOnceInOrder(records: Streamed[]): void {
 describe('stellar-sdk Horizon.Server streams against a real Plinth process', () => {
   let platform: ClientPlatform
   let server: Horizon.Server
+  afterEach(closeStreams)
   let sender: Keypair
   let receiver: Keypair
 
@@ -192,6 +193,7 @@ describe('stellar-sdk Horizon.Server streams against a real Plinth process', () 
 describe('stellar-sdk streams across a restore and a reset', () => {
   let platform: ClientPlatform
   let server: Horizon.Server
+  afterEach(closeStreams)
   after(() => platform?.close())
 
   async function funded(): Promise<Keypair> {

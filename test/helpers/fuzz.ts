@@ -50,12 +50,24 @@ export function rarely<T>(arbitrary: fc.Arbitrary<T>, oneIn: number): fc.Arbitra
 /** How many requests the fuzzers sent, to report, and how many of each status class came back. */
 export const tried = { requests: 0, byClass: {} as Record<string, number> }
 
-export function triedSummary(): string {
-  const classes = Object.entries(tried.byClass)
-    .sort()
-    .map(([k, n]) => `${k} ${n}`)
-    .join(', ')
-  return `${tried.requests} requests (${classes})`
+/**
+ * A fuzz suite's own count: call it when the suite starts; the function it returns answers the
+ * requests sent since then, by status class, and the seconds taken. A process may run several
+ * suites one after another (scripts/test.mjs runs many test files in one process).
+ */
+export function triedSince(): () => string {
+  const started = Date.now()
+  const requests = tried.requests
+  const byClass = { ...tried.byClass }
+  return () => {
+    const classes = Object.entries(tried.byClass)
+      .map(([k, n]) => [k, n - (byClass[k] ?? 0)] as const)
+      .filter(([, n]) => n > 0)
+      .sort()
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ')
+    return `${tried.requests - requests} requests (${classes}) in ${((Date.now() - started) / 1000).toFixed(1)} s`
+  }
 }
 
 /** app.inject, counted; answers undefined when light-my-request itself refuses the options (an invalid header or URL). */

@@ -23,7 +23,9 @@ const root = fileURLToPath(new URL('../../', import.meta.url))
 function imageKey(): string {
   const hash = createHash('sha256')
   const migrations = join(root, 'src/db/migrations')
-  for (const file of readdirSync(migrations).sort()) {
+  for (const file of readdirSync(migrations)
+    .filter((name) => name.endsWith('.ts'))
+    .sort()) {
     hash.update(file).update(readFileSync(join(migrations, file)))
   }
   hash.update(readFileSync(join(root, 'src/db/migrate.ts')))

@@ -42,6 +42,19 @@ export function nodeArgs(source: string): string[] {
     : ['--import', 'tsx', join(REPO_ROOT, source)]
 }
 
+/** Whether this code runs compiled (scripts/test-build.mjs's mirror) rather than through tsx. */
+export const RUNS_COMPILED = import.meta.url.endsWith('.js')
+
+/**
+ * The node arguments that run the TypeScript file `path` (relative to REPO_ROOT) the way this
+ * process runs: its compiled `.js` beside it in the test mirror, else the source through tsx.
+ */
+export function scriptArgs(path: string): string[] {
+  return RUNS_COMPILED
+    ? ['--enable-source-maps', join(REPO_ROOT, path.replace(/\.ts$/, '.js'))]
+    : ['--import', 'tsx', join(REPO_ROOT, path)]
+}
+
 export type Backend = 'pglite' | 'postgres'
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test'

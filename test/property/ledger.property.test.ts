@@ -14,7 +14,7 @@ import {
   hostileString,
   parseJsonBody,
   StateWatch,
-  triedSummary,
+  triedSince,
 } from '../helpers/fuzz.js'
 import { startPlatform, type TestPlatform } from '../helpers/platform.js'
 
@@ -41,7 +41,7 @@ describe('the ledger under hostile transactions (property)', () => {
   let watch: StateWatch
   const funded: Keypair[] = []
   const unfunded = Keypair.random()
-  const started = Date.now()
+  const report = triedSince()
 
   const nowSeconds = () => Math.floor(platform.clock.now().getTime() / 1000)
 
@@ -154,9 +154,7 @@ describe('the ledger under hostile transactions (property)', () => {
     await watch.accepted()
   })
   after(async () => {
-    console.log(
-      `# ledger fuzz: ${triedSummary()} in ${((Date.now() - started) / 1000).toFixed(1)} s (base runs ${RUNS}, seed ${FUZZ_SEED})`,
-    )
+    console.log(`# ledger fuzz: ${report()} (base runs ${RUNS}, seed ${FUZZ_SEED})`)
     await platform.close()
   })
 

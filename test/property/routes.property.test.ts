@@ -4,7 +4,7 @@ import fc from 'fast-check'
 import type { InjectOptions } from 'fastify'
 import { BODY_LIMIT } from '../../src/app.js'
 import { NOTIFY_BODY_LIMIT } from '../../src/notifications/notifications-routes.js'
-import { assertProperty, encodeSegment, FUZZ_SEED, fcParams, fuzzRuns, hostileString, StateWatch, triedSummary } from '../helpers/fuzz.js'
+import { assertProperty, encodeSegment, FUZZ_SEED, fcParams, fuzzRuns, hostileString, StateWatch, triedSince } from '../helpers/fuzz.js'
 import { SANDBOX_CLIENT, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
 import { corpus } from '../helpers/route-fuzz/corpus.js'
 import { edgeCases } from '../helpers/route-fuzz/edges.js'
@@ -24,21 +24,15 @@ import { exercise, fuzzRoutes, printRouteStats, type Runner } from '../helpers/r
 /** Runs per route (the unknown-route property runs four times as many). PLINTH_FUZZ_RUNS scales them. */
 const RUNS = fuzzRuns(50)
 
-const started = Date.now()
-after(() => {
-  printRouteStats()
-  console.log(
-    `# routes fuzz: ${triedSummary()} in ${((Date.now() - started) / 1000).toFixed(1)} s (runs per route ${RUNS}, seed ${FUZZ_SEED})`,
-  )
-})
-
 describe('every route under hostile input (property)', () => {
+  let report: () => string
   let platform: TestPlatform
   let fixture: Fixture
   let routes: RouteSpec[]
   let runner: Runner
 
   before(async () => {
+    report = triedSince()
     platform = await startPlatform()
     fixture = await seed(platform)
     routes = await readRoutes(platform)
@@ -46,6 +40,8 @@ describe('every route under hostile input (property)', () => {
   })
   after(async () => {
     await platform.close()
+    printRouteStats()
+    console.log(`# routes fuzz: ${report()} (runs per route ${RUNS}, seed ${FUZZ_SEED})`)
   })
 
   it('reads the routes from the OpenAPI document', () => {

@@ -11,7 +11,7 @@ import {
   fuzzRuns,
   hostileString,
   StateWatch,
-  triedSummary,
+  triedSince,
 } from '../helpers/fuzz.js'
 import { startPlatform, type TestPlatform } from '../helpers/platform.js'
 import { seed } from '../helpers/route-fuzz/fixture.js'
@@ -26,15 +26,8 @@ import { exercise, fuzzRoutes, printRouteStats, type Runner } from '../helpers/r
 
 /** Base runs (per sandbox route, half of them). PLINTH_FUZZ_RUNS scales them. */
 const RUNS = fuzzRuns(50)
-const started = Date.now()
-after(() => {
-  printRouteStats()
-  console.log(
-    `# sandbox fuzz: ${triedSummary()} in ${((Date.now() - started) / 1000).toFixed(1)} s (runs per route ${Math.ceil(RUNS / 2)}, seed ${FUZZ_SEED})`,
-  )
-})
-
 describe('the sandbox API with an admin token, and in production mode (property)', () => {
+  let report: () => string
   const ADMIN = 'fuzz-admin-token-0123456789'
   let guarded: TestPlatform
   let production: TestPlatform
@@ -42,6 +35,7 @@ describe('the sandbox API with an admin token, and in production mode (property)
   let sandboxRoutes: RouteSpec[]
 
   before(async () => {
+    report = triedSince()
     ;[guarded, production] = await Promise.all([startPlatform({ adminToken: ADMIN }), startPlatform({ mode: 'production' })])
     const fixture = await seed(guarded, ADMIN)
     runner = { fixture, watch: new StateWatch(guarded.db) }
@@ -50,6 +44,8 @@ describe('the sandbox API with an admin token, and in production mode (property)
   after(async () => {
     await guarded.close()
     await production.close()
+    printRouteStats()
+    console.log(`# sandbox fuzz: ${report()} (runs per route ${Math.ceil(RUNS / 2)}, seed ${FUZZ_SEED})`)
   })
 
   it('refuses a missing or wrong X-Admin-Token with 401 invalid_admin_token, and fuzzes the sandbox behind it', async (t) => {

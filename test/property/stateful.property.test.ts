@@ -22,14 +22,8 @@ import { type SandboxApp, type SandboxUser, sandbox, startPlatform, type TestPla
 
 const RUNS = Math.max(3, Math.ceil(fuzzRuns(50) / 8))
 const APPROVAL_WINDOW = 60 // startPlatform's approvalWindowSeconds
-const started = Date.now()
 let steps = 0
 let commandsRun = 0
-after(() =>
-  console.log(
-    `# stateful model: ${RUNS} runs, ${commandsRun} commands, ${steps} requests in ${((Date.now() - started) / 1000).toFixed(1)} s (seed ${FUZZ_SEED})`,
-  ),
-)
 
 type State = 'created' | 'approved' | 'paid' | 'completed' | 'cancelled' | 'userCancelled'
 interface ModelPayment {
@@ -369,11 +363,18 @@ const commands = [
 
 describe('sequences of payments, notifications, ads, key rotations and clock moves against a model (property)', () => {
   let platform: TestPlatform
+  let started = 0
 
   before(async () => {
+    started = Date.now()
     platform = await startPlatform()
   })
-  after(() => platform.close())
+  after(async () => {
+    await platform.close()
+    console.log(
+      `# stateful model: ${RUNS} runs, ${commandsRun} commands, ${steps} requests in ${((Date.now() - started) / 1000).toFixed(1)} s (seed ${FUZZ_SEED})`,
+    )
+  })
 
   it('answers every step as the model predicts, and keeps the invariants after each', async () => {
     await assertProperty(

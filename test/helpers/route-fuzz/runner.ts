@@ -197,10 +197,12 @@ function countStatus(route: RouteSpec, status: number, body: string): void {
   entry.refusals[`${status} ${code}`] = (entry.refusals[`${status} ${code}`] ?? 0) + 1
 }
 
-/** With PLINTH_FUZZ_STATS=1: how many inputs each route accepted, and which refusals the others got. */
+/** With PLINTH_FUZZ_STATS=1: how many inputs each route accepted since the last print, and which refusals the others got. */
 export function printRouteStats(): void {
+  const stats = Object.entries(STATS)
+  for (const [route] of stats) delete STATS[route]
   if (process.env.PLINTH_FUZZ_STATS === undefined) return
-  for (const [route, { accepted, all, refusals }] of Object.entries(STATS)) {
+  for (const [route, { accepted, all, refusals }] of stats) {
     console.log(`# ${route}: ${accepted}/${all} accepted; ${JSON.stringify(refusals)}`)
   }
 }
