@@ -98,26 +98,32 @@ export async function buildTests() {
 
 /**
  * Groups test files into shards: one entry module per shard in the mirror (`<dir>/shards/`) that
- * imports its files one after another, so that one process runs them all and pays for starting
- * Node and loading Plinth's modules once, not once per file. Files are dealt round-robin in the
- * order given, about `perShard` to a shard: the expensive folders (chaos, property) spread
- * across shards without a table of costs to keep. A file that cannot be loaded fails as a test
+ * imports its files one after another inside a suite named after the shard, so that one process
+ * runs them all and pays for starting Node and loading Plinth's modules once, not once per file.
+ * Files are dealt round-robin in the order given, about `perShard` to a shard: the expensive
+ * folders (chaos, property) spread across shards without a table of costs to keep. The entry sets
+ * PLINTH_TEST_DB to `backend` before it loads a file. A file that cannot be loaded fails as a test
  * of its own name; the other files of its shard still run. Returns the entries, relative to `dir`.
  */
-export function writeShards(dir, files, perShard) {
+export function writeShards(dir, files, perShard, backend) {
   const count = Math.max(1, Math.ceil(files.length / perShard))
   const shards = Array.from({ length: count }, (_, index) => files.filter((_, i) => i % count === index))
-  rmSync(join(dir, 'shards'), { recursive: true, force: true })
-  mkdirSync(join(dir, 'shards'))
+  mkdirSync(join(dir, 'shards'), { recursive: true })
   return shards.map((shard, index) => {
-    const entry = `shards/${String(index + 1).padStart(2, '0')}.test.js`
-    const lines = ["import { test } from 'node:test'", '']
+    const entry = `shards/${backend}-${String(index + 1).padStart(2, '0')}.test.js`
+    const lines = [
+      "import { describe, test } from 'node:test'",
+      '',
+      `process.env.PLINTH_TEST_DB = ${JSON.stringify(backend)}`,
+      `describe(${JSON.stringify(`${backend}: shard ${index + 1} of ${count}`)}, async () => {`,
+    ]
     for (const file of shard) {
       const specifier = JSON.stringify(`../${file.replace(/\.ts$/, '.js')}`)
       lines.push(
-        `try {\n  await import(${specifier})\n} catch (error) {\n  test(${JSON.stringify(file)}, () => {\n    throw error\n  })\n}`,
+        `  try {\n    await import(${specifier})\n  } catch (error) {\n    test(${JSON.stringify(file)}, () => {\n      throw error\n    })\n  }`,
       )
     }
+    lines.push('})')
     writeFileSync(join(dir, entry), `${lines.join('\n')}\n`)
     return entry
   })

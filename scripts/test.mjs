@@ -5,13 +5,15 @@
 // (a folder: every *.test.ts under it); `--backend=pglite` or `--backend=postgres` runs on that
 // one backend only (postgres needs DATABASE_URL).
 //
-// Files that touch no database (RUN_ONCE) run in the first pass only: a second pass would run the
-// same code again. Before the PGlite pass, the migrated image every PGlite test platform starts
+// Files that touch no database (RUN_ONCE) run on the first backend only: a second pass would run
+// the same code again. Before the PGlite pass, the migrated image every PGlite test platform starts
 // from is made once (test/helpers/pglite-image.ts) and named to the tests in PLINTH_PGLITE_IMAGE.
 // The tests run compiled, from the mirror scripts/test-build.mjs makes, without a loader hook, and
-// about FILES_PER_SHARD files share one process (a shard); two shards run at a time.
-import { spawnSync } from 'node:child_process'
+// about FILES_PER_SHARD files of one backend share one process (a shard, a suite named
+// `<backend>: shard i of n` in the report); CONCURRENCY shards run at a time.
+import { spawn, spawnSync } from 'node:child_process'
 import { readdirSync, statSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { join, relative, sep } from 'node:path'
 import { buildTests, writeShards } from './test-build.mjs'
 
@@ -27,7 +29,9 @@ const RUN_ONCE = ['test/unit/', 'test/integration/examples.test.ts']
 const runsOnce = (file) => RUN_ONCE.some((entry) => (entry.endsWith('/') ? file.startsWith(entry) : file === entry))
 const args = process.argv.slice(2)
 const chosen = args.filter((arg) => arg.startsWith('--backend=')).map((arg) => arg.slice('--backend='.length))
-const given = args.filter((arg) => !arg.startsWith('--backend='))
+/** `--beside-last=<npm script>`: run that script during the last pass (see the end of this file). */
+const beside = args.filter((arg) => arg.startsWith('--beside-last=')).map((arg) => arg.slice('--beside-last='.length))
+const given = args.filter((arg) => !arg.startsWith('--backend=') && !arg.startsWith('--beside-last='))
 for (const backend of chosen) {
   if (!BACKENDS.includes(backend)) {
     console.error(`--backend=${backend}: expected one of ${BACKENDS.join(', ')}`)
@@ -61,10 +65,18 @@ if (chosen.length > 0) {
 const build = await buildTests()
 /** About this many test files share one process (scripts/test-build.mjs: writeShards). */
 const FILES_PER_SHARD = 8
+/**
+ * Shards running at once: one per core. One more was slower on 2 cores: the whole suite (both
+ * backends at once, 3 at a time) took 428 s and 760 s of CPU, against 204 s + 190 s one backend
+ * after the other, 2 at a time.
+ */
+const CONCURRENCY = Number(process.env.PLINTH_TEST_CONCURRENCY ?? availableParallelism())
+/** Source maps: a stack trace names the `.ts` line. */
+const NODE_FLAGS = ['--enable-source-maps']
 
 /** The migrated PGlite image's path: made once here rather than by each test process. */
 function pgliteImage() {
-  const made = spawnSync(process.execPath, ['--enable-source-maps', 'test/helpers/pglite-image.js'], {
+  const made = spawnSync(process.execPath, [...NODE_FLAGS, 'test/helpers/pglite-image.js'], {
     cwd: build,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -76,25 +88,55 @@ function pgliteImage() {
   return made.stdout.trim()
 }
 
+/**
+ * The scripts given with --beside-last, started when the last pass starts; their output is held
+ * and printed when the pass ends, and their failure fails the run. CI runs the browser suite so:
+ * it leaves part of a core idle (waiting on the page), and the PostgreSQL pass, which waits on the
+ * server, leaves more idle than the PGlite pass.
+ */
+function startBeside() {
+  return beside.map((script) => {
+    const output = []
+    const child = spawn('npm', ['run', script], { stdio: ['ignore', 'pipe', 'pipe'] })
+    child.stdout.on('data', (chunk) => output.push(chunk))
+    child.stderr.on('data', (chunk) => output.push(chunk))
+    const done = new Promise((resolve) => child.on('close', (code) => resolve(code)))
+    return { script, output, done }
+  })
+}
+
 let failed = false
+let besideRuns = []
+const passes = backends.filter((_, index) => index === 0 || files.some((file) => !runsOnce(file)))
 for (const [index, backend] of backends.entries()) {
+  if (backend === passes.at(-1)) besideRuns = startBeside()
   const pass = index === 0 ? files : files.filter((file) => !runsOnce(file))
   if (pass.length === 0) continue
-  console.log(`\n=== tests on ${backend}${index === 0 ? '' : ' (without the files that run once)'} ===`)
-  const env = { ...process.env, PLINTH_TEST_DB: backend }
+  const shards = writeShards(build, pass, FILES_PER_SHARD, backend)
+  console.log(
+    `\n=== tests on ${backend}${index === 0 ? '' : ' (without the files that run once)'}: ${pass.length} files in ${shards.length} shards ===`,
+  )
+  const startedAt = performance.now()
+  const env = { ...process.env }
   if (backend === 'pglite') env.PLINTH_PGLITE_IMAGE = pgliteImage()
-  const result = spawnSync(
-    process.execPath,
-    ['--enable-source-maps', '--test', '--test-concurrency=2', '--test-reporter=spec', ...writeShards(build, pass, FILES_PER_SHARD)],
-    {
+  const result = await new Promise((resolve) =>
+    spawn(process.execPath, [...NODE_FLAGS, '--test', `--test-concurrency=${CONCURRENCY}`, '--test-reporter=spec', ...shards], {
       cwd: build,
       stdio: 'inherit',
       env,
-    },
+    }).on('close', (status) => resolve({ status })),
   )
+  const took = `${Math.round((performance.now() - startedAt) / 1000)} s`
   if (result.status !== 0) {
     failed = true
-    console.log(`=== tests on ${backend} FAILED ===`)
-  }
+    console.log(`=== tests on ${backend} FAILED (${took}) ===`)
+  } else console.log(`=== tests on ${backend}: passed in ${took} ===`)
+}
+for (const run of besideRuns) {
+  const code = await run.done
+  console.log(`\n=== npm run ${run.script}, run beside the last pass ===`)
+  process.stdout.write(Buffer.concat(run.output))
+  console.log(`=== npm run ${run.script}: ${code === 0 ? 'passed' : `FAILED (exit status ${code})`} ===`)
+  if (code !== 0) failed = true
 }
 process.exit(failed ? 1 : 0)

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { writeShards } from '../../scripts/test-build.mjs'
 
 const TEST_DIR = fileURLToPath(new URL('..', import.meta.url))
-const writeShardsTyped = writeShards as (dir: string, files: string[], perShard: number) => string[]
+const writeShardsTyped = writeShards as (dir: string, files: string[], perShard: number, backend: string) => string[]
 
 /**
  * scripts/test.mjs runs several test files in one process (shards). These are the rules that
@@ -25,17 +25,19 @@ describe('test files run several to a process', () => {
     assert.deepEqual(offenders, [])
   })
 
-  it('deals files round-robin into shards of about the size asked, each file once', () => {
+  it('deals files round-robin into shards of about the size asked, each file once, each shard a suite on its backend', () => {
     const dir = mkdtempSync(join(tmpdir(), 'plinth-shards-'))
     try {
       const files = Array.from({ length: 17 }, (_, i) => `test/f${i}.test.ts`)
-      const entries = writeShardsTyped(dir, files, 8)
-      assert.deepEqual(entries, ['shards/01.test.js', 'shards/02.test.js', 'shards/03.test.js'])
+      const entries = writeShardsTyped(dir, files, 8, 'postgres')
+      assert.deepEqual(entries, ['shards/postgres-01.test.js', 'shards/postgres-02.test.js', 'shards/postgres-03.test.js'])
       const imported = entries.flatMap((entry) =>
         [...readFileSync(join(dir, entry), 'utf8').matchAll(/import\("\.\.\/(.*)"\)/g)].map((m) => m[1]),
       )
       assert.deepEqual(imported.sort(), files.map((file) => file.replace(/\.ts$/, '.js')).sort())
-      assert.match(readFileSync(join(dir, entries[0] as string), 'utf8'), /f0\.test\.js[\s\S]*f3\.test\.js/)
+      const first = readFileSync(join(dir, entries[0] as string), 'utf8')
+      assert.match(first, /f0\.test\.js[\s\S]*f3\.test\.js/)
+      assert.match(first, /process\.env\.PLINTH_TEST_DB = "postgres"\ndescribe\("postgres: shard 1 of 3"/)
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
@@ -46,18 +48,35 @@ describe('test files run several to a process', () => {
     try {
       mkdirSync(join(dir, 'test'))
       writeFileSync(join(dir, 'test/broken.test.js'), "throw new Error('cannot load')\n")
-      writeFileSync(join(dir, 'test/fine.test.js'), "import { it } from 'node:test'\nit('the fine file ran', () => {})\n")
-      const [entry] = writeShardsTyped(dir, ['test/broken.test.ts', 'test/fine.test.ts'], 8)
+      writeFileSync(
+        join(dir, 'test/fine.test.js'),
+        "import { it } from 'node:test'\nit('the fine file ran on ' + process.env.PLINTH_TEST_DB, () => {})\n",
+      )
+      const [entry] = writeShardsTyped(dir, ['test/broken.test.ts', 'test/fine.test.ts'], 8, 'pglite')
       const { NODE_TEST_CONTEXT: _parent, ...env } = process.env
       const run = spawnSync(process.execPath, ['--test', '--test-reporter=spec', entry as string], { cwd: dir, encoding: 'utf8', env })
       assert.equal(run.status, 1, run.stdout + run.stderr)
       assert.match(run.stdout, /✖ test\/broken\.test\.ts/)
       assert.match(run.stdout, /cannot load/)
-      assert.match(run.stdout, /✔ the fine file ran/)
+      assert.match(run.stdout, /✔ the fine file ran on pglite/)
+      assert.match(run.stdout, /✖ pglite: shard 1 of 1/)
       assert.match(run.stdout, /ℹ pass 1\n/)
       assert.match(run.stdout, /ℹ fail 1\n/)
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
+  })
+
+  it("npm test -- --beside-last=<script> prints the script's output after the pass, and fails the run when the script fails", () => {
+    const { NODE_TEST_CONTEXT: _parent, ...env } = process.env
+    const run = spawnSync(
+      process.execPath,
+      [join(TEST_DIR, '..', 'scripts', 'test.mjs'), '--backend=pglite', '--beside-last=no-such-script', 'test/unit/clock.test.ts'],
+      { cwd: join(TEST_DIR, '..'), encoding: 'utf8', env },
+    )
+    assert.equal(run.status, 1, run.stdout + run.stderr)
+    assert.match(run.stdout, /=== tests on pglite: passed in \d+ s ===\n\n=== npm run no-such-script, run beside the last pass ===/)
+    assert.match(run.stdout, /Missing script: "no-such-script"/)
+    assert.match(run.stdout, /=== npm run no-such-script: FAILED \(exit status 1\) ===/)
   })
 })
