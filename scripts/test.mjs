@@ -29,9 +29,7 @@ const RUN_ONCE = ['test/unit/', 'test/integration/examples.test.ts']
 const runsOnce = (file) => RUN_ONCE.some((entry) => (entry.endsWith('/') ? file.startsWith(entry) : file === entry))
 const args = process.argv.slice(2)
 const chosen = args.filter((arg) => arg.startsWith('--backend=')).map((arg) => arg.slice('--backend='.length))
-/** `--beside-last=<npm script>`: run that script during the last pass (see the end of this file). */
-const beside = args.filter((arg) => arg.startsWith('--beside-last=')).map((arg) => arg.slice('--beside-last='.length))
-const given = args.filter((arg) => !arg.startsWith('--backend=') && !arg.startsWith('--beside-last='))
+const given = args.filter((arg) => !arg.startsWith('--backend='))
 for (const backend of chosen) {
   if (!BACKENDS.includes(backend)) {
     console.error(`--backend=${backend}: expected one of ${BACKENDS.join(', ')}`)
@@ -88,28 +86,8 @@ function pgliteImage() {
   return made.stdout.trim()
 }
 
-/**
- * The scripts given with --beside-last, started when the last pass starts; their output is held
- * and printed when the pass ends, and their failure fails the run. CI runs the browser suite so:
- * it leaves part of a core idle (waiting on the page), and the PostgreSQL pass, which waits on the
- * server, leaves more idle than the PGlite pass.
- */
-function startBeside() {
-  return beside.map((script) => {
-    const output = []
-    const child = spawn('npm', ['run', script], { stdio: ['ignore', 'pipe', 'pipe'] })
-    child.stdout.on('data', (chunk) => output.push(chunk))
-    child.stderr.on('data', (chunk) => output.push(chunk))
-    const done = new Promise((resolve) => child.on('close', (code) => resolve(code)))
-    return { script, output, done }
-  })
-}
-
 let failed = false
-let besideRuns = []
-const passes = backends.filter((_, index) => index === 0 || files.some((file) => !runsOnce(file)))
 for (const [index, backend] of backends.entries()) {
-  if (backend === passes.at(-1)) besideRuns = startBeside()
   const pass = index === 0 ? files : files.filter((file) => !runsOnce(file))
   if (pass.length === 0) continue
   const shards = writeShards(build, pass, FILES_PER_SHARD, backend)
@@ -131,12 +109,5 @@ for (const [index, backend] of backends.entries()) {
     failed = true
     console.log(`=== tests on ${backend} FAILED (${took}) ===`)
   } else console.log(`=== tests on ${backend}: passed in ${took} ===`)
-}
-for (const run of besideRuns) {
-  const code = await run.done
-  console.log(`\n=== npm run ${run.script}, run beside the last pass ===`)
-  process.stdout.write(Buffer.concat(run.output))
-  console.log(`=== npm run ${run.script}: ${code === 0 ? 'passed' : `FAILED (exit status ${code})`} ===`)
-  if (code !== 0) failed = true
 }
 process.exit(failed ? 1 : 0)

@@ -66,17 +66,4 @@ describe('test files run several to a process', () => {
       rmSync(dir, { recursive: true, force: true })
     }
   })
-
-  it("npm test -- --beside-last=<script> prints the script's output after the pass, and fails the run when the script fails", () => {
-    const { NODE_TEST_CONTEXT: _parent, ...env } = process.env
-    const run = spawnSync(
-      process.execPath,
-      [join(TEST_DIR, '..', 'scripts', 'test.mjs'), '--backend=pglite', '--beside-last=no-such-script', 'test/unit/clock.test.ts'],
-      { cwd: join(TEST_DIR, '..'), encoding: 'utf8', env },
-    )
-    assert.equal(run.status, 1, run.stdout + run.stderr)
-    assert.match(run.stdout, /=== tests on pglite: passed in \d+ s ===\n\n=== npm run no-such-script, run beside the last pass ===/)
-    assert.match(run.stdout, /Missing script: "no-such-script"/)
-    assert.match(run.stdout, /=== npm run no-such-script: FAILED \(exit status 1\) ===/)
-  })
 })
