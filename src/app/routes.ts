@@ -61,7 +61,7 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
       const { identity, payments, ads, notifications } = ctx.services
       meRoutes(app, { identity })
       paymentsRoutes(app, { payments })
-      clientPaymentsRoutes(app, { payments })
+      clientPaymentsRoutes(app, { payments, userPays: ctx.config.mode === 'production' })
       adsRoutes(app, { ads })
       notificationsRoutes(app, { notifications })
     },

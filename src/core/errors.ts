@@ -23,6 +23,7 @@ export const ERROR_STATUS = {
   invalid_metrics_token: 401,
   missing_scope: 401,
   cross_site_request: 403,
+  user_confirmation_required: 403,
   not_found: 404,
   app_not_found: 404,
   user_not_found: 404,

@@ -137,8 +137,14 @@ export function paymentsRoutes(app: FastifyInstance, deps: { payments: PaymentsS
 }
 
 /** The user's side of payments, as the client SDK drives it: `Authorization: Bearer`, the user's own payments in this app only. */
-export function clientPaymentsRoutes(app: FastifyInstance, deps: { payments: PaymentsService }): void {
-  const { payments } = deps
+/**
+ * The user's client's payment routes (access token). `userPays`: production mode, where an access
+ * token never pays. The app holds its users' tokens (Pi.authenticate gives the app its user's
+ * token), so a token that could submit would let the app spend the user's wallet without them:
+ * only the signed-in user confirms a payment, in the platform's own page.
+ */
+export function clientPaymentsRoutes(app: FastifyInstance, deps: { payments: PaymentsService; userPays: boolean }): void {
+  const { payments, userPays } = deps
   const r = app.withTypeProvider<TypeBoxTypeProvider>()
   const common = { tags: ['Client payments'] }
   const config = { auth: 'token', scope: 'payments' } as const
@@ -198,10 +204,19 @@ export function clientPaymentsRoutes(app: FastifyInstance, deps: { payments: Pay
         summary: 'Pay an approved payment: the platform wallet signs the transaction and submits it to the ledger',
         params: PaymentParams,
         // 503 wallet_busy (with Retry-After): the wallet stayed busy with the user's own transactions.
-        response: { ...paymentResponse, ...errorResponses(401, 404, 409, 503) },
+        // 403 user_confirmation_required: production mode, where no access token pays.
+        response: { ...paymentResponse, ...errorResponses(401, 403, 404, 409, 503) },
       },
     },
-    async (request) => payments.submit(tokenPrincipal(request), request.params.payment_id),
+    async (request) => {
+      if (userPays) {
+        throw new ApiError(
+          'user_confirmation_required',
+          "In production an access token cannot pay: only the signed-in user confirms a payment, in the platform's own page",
+        )
+      }
+      return payments.submit(tokenPrincipal(request), request.params.payment_id)
+    },
   )
 
   r.post(

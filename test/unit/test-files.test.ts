@@ -16,12 +16,14 @@ const writeShardsTyped = writeShards as (dir: string, files: string[], perShard:
  * makes safe, and the shard entry's own behaviour.
  */
 describe('test files run several to a process', () => {
-  it('no test file has a hook at its top level (it would apply to every later file of its shard)', () => {
+  it('no test file has a hook, or usePlatform(), at its top level (it would belong to its whole shard)', () => {
     const files = readdirSync(TEST_DIR, { recursive: true })
       .map(String)
       .filter((file) => /\.(test|e2e)\.ts$/.test(file))
     assert.ok(files.length > 50, `found ${files.length} test files`)
-    const offenders = files.filter((file) => /^(before|after|beforeEach|afterEach)\(/m.test(readFileSync(join(TEST_DIR, file), 'utf8')))
+    const offenders = files.filter((file) =>
+      /^(const \w+ = )?(before|after|beforeEach|afterEach|usePlatform)\(/m.test(readFileSync(join(TEST_DIR, file), 'utf8')),
+    )
     assert.deepEqual(offenders, [])
   })
 

@@ -174,4 +174,32 @@ describe('payments', () => {
     authCases('key', { method: 'POST', url: '/v2/payments/some-id/cancel' }, () => fixture)
     authCases('token', { method: 'GET', url: '/v2/client/payments/incomplete' }, () => fixture)
   })
+
+  describe('production mode: only the user pays', () => {
+    // Over the same database: the sandbox-mode platform makes the app, the user and the token.
+    const production = usePlatform(() => ({ mode: 'production', sharing: platform }))
+
+    it('refuses a payment submit by access token with 403 user_confirmation_required, and nothing moves; in sandbox mode the same token pays it', async () => {
+      const { server, token, user } = await scene()
+      const inProduction = asUser(token, production)
+      // The app's frontend may still start a payment, and its backend approve it, in production.
+      const created = await inProduction.create({ amount: 3, memo: 'only the user pays', metadata: {} })
+      assert.equal(created.status, 201, JSON.stringify(created.body))
+      const id = created.body.identifier
+      assert.equal((await server.approve(id)).status, 200)
+      const approved = (await server.get(id)).body
+      const balance = (await ledgerAccount(platform.app, user.wallet.address))?.balance
+
+      const refused = assertError(await inProduction.submit(id), 403, 'user_confirmation_required')
+      assert.match(refused.error_message, /only the signed-in user confirms a payment/)
+      assert.deepEqual((await server.get(id)).body, approved)
+      assert.equal((await ledgerAccount(platform.app, user.wallet.address))?.balance, balance)
+      // Not a 404 first: the refusal does not depend on the payment, so it tells nothing about it.
+      assertError(await inProduction.submit('no-such-payment'), 403, 'user_confirmation_required')
+
+      const paid = await asUser(token).submit(id)
+      assert.equal(paid.status, 200, JSON.stringify(paid.body))
+      assert.equal(paid.body.status.transaction_verified, true)
+    })
+  })
 })
