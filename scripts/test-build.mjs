@@ -16,14 +16,9 @@ const BUILD = join(ROOT, '.build')
 const COMPILED = new Set(['src', 'test', 'bench', 'examples'])
 const SKIPPED = new Set(['.build', '.git'])
 
+/** What of tsconfig.json changes the emitted code: imports kept as written, class fields defined (ES2022). */
 const { compilerOptions } = JSON.parse(readFileSync(join(ROOT, 'tsconfig.json'), 'utf8'))
-const tsconfigRaw = {
-  compilerOptions: {
-    verbatimModuleSyntax: compilerOptions.verbatimModuleSyntax,
-    target: compilerOptions.target,
-    useDefineForClassFields: true,
-  },
-}
+const tsconfigRaw = { compilerOptions: { verbatimModuleSyntax: compilerOptions.verbatimModuleSyntax, useDefineForClassFields: true } }
 
 const isTypeScript = (name) => name.endsWith('.ts') && !name.endsWith('.d.ts')
 

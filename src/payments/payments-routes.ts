@@ -136,10 +136,9 @@ export function paymentsRoutes(app: FastifyInstance, deps: { payments: PaymentsS
   )
 }
 
-/** The user's side of payments, as the client SDK drives it: `Authorization: Bearer`, the user's own payments in this app only. */
 /**
- * The user's client's payment routes (access token). `userPays`: production mode, where an access
- * token never pays. The app holds its users' tokens (Pi.authenticate gives the app its user's
+ * The user's side of payments, as the client SDK drives it: `Authorization: Bearer`, the user's
+ * own payments in this app only. `userPays`: production mode, where an access token never pays. The app holds its users' tokens (Pi.authenticate gives the app its user's
  * token), so a token that could submit would let the app spend the user's wallet without them:
  * only the signed-in user confirms a payment, in the platform's own page.
  */

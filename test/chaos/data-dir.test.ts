@@ -10,7 +10,7 @@ import { DataDirInUseError, ensurePGliteDatabase, lockDataDir } from '../../src/
 import { openDatabase } from '../../src/db/database.js'
 import { resolveSecretKey } from '../../src/lib/secret-key.js'
 import { sandbox } from '../helpers/platform.js'
-import { freePort, httpNode, PlinthProcess, REPO_ROOT, RUNS_COMPILED, scriptArgs, sleep } from '../helpers/server-process.js'
+import { freePort, httpNode, LOADER_ARGS, PlinthProcess, REPO_ROOT, RUNS_COMPILED, scriptArgs, sleep } from '../helpers/server-process.js'
 
 /** A dir-contender.ts process: one command at a time, one answer line each. */
 class Contender {
@@ -172,7 +172,7 @@ describe('the embedded database directory', { skip }, () => {
     const dir = newDir()
     const module = RUNS_COMPILED ? './src/db/database.js' : './src/db/database.ts'
     const script = `import(${JSON.stringify(module)}).then((m) => m.openDatabase({ dataDir: ${JSON.stringify(dir)} })).then(() => setInterval(() => {}, 1000))`
-    const child = spawn(process.execPath, [...(RUNS_COMPILED ? [] : ['--import', 'tsx']), '-e', script], {
+    const child = spawn(process.execPath, [...LOADER_ARGS, '-e', script], {
       cwd: REPO_ROOT,
       stdio: 'ignore',
     })

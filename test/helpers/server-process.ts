@@ -45,14 +45,15 @@ export function nodeArgs(source: string): string[] {
 /** Whether this code runs compiled (scripts/test-build.mjs's mirror) rather than through tsx. */
 export const RUNS_COMPILED = import.meta.url.endsWith('.js')
 
+/** The node arguments a child needs to run TypeScript the way this process does: compiled (source maps only), else tsx. */
+export const LOADER_ARGS = RUNS_COMPILED ? ['--enable-source-maps'] : ['--import', 'tsx']
+
 /**
  * The node arguments that run the TypeScript file `path` (relative to REPO_ROOT) the way this
  * process runs: its compiled `.js` beside it in the test mirror, else the source through tsx.
  */
 export function scriptArgs(path: string): string[] {
-  return RUNS_COMPILED
-    ? ['--enable-source-maps', join(REPO_ROOT, path.replace(/\.ts$/, '.js'))]
-    : ['--import', 'tsx', join(REPO_ROOT, path)]
+  return [...LOADER_ARGS, join(REPO_ROOT, RUNS_COMPILED ? path.replace(/\.ts$/, '.js') : path)]
 }
 
 export type Backend = 'pglite' | 'postgres'
