@@ -8,7 +8,8 @@
  *   3. core        src/core/ (errors, principals, scopes, cursors, shared schemas)
  *   4. http        src/http/ (the Fastify side every route shares)
  *   5. domains     the engine first: src/ledger/; then identity, apps, payments, ads, notifications,
- *                  request-log; then the surfaces that read the others: sandbox, system, console, web, client
+ *                  request-log, accounts; then the surfaces that read the others: sandbox, admin, system,
+ *                  console, web, client
  *   6. app         src/app.ts and its composition modules (src/app/)
  *   7. entries     src/server.ts, src/start.ts, src/index.ts, src/cli/
  *
@@ -28,8 +29,8 @@ const LIB = '^src/(lib|clock)/|^src/config[.]ts$'
 const CORE = '^src/core/'
 const HTTP = '^src/http/'
 const ENGINE = ['ledger']
-const BUSINESS = ['identity', 'apps', 'payments', 'ads', 'notifications', 'request-log']
-const SURFACES = ['sandbox', 'system', 'console', 'web', 'client']
+const BUSINESS = ['identity', 'apps', 'payments', 'ads', 'notifications', 'request-log', 'accounts']
+const SURFACES = ['sandbox', 'admin', 'system', 'console', 'web', 'client']
 const ALL_DOMAINS = [...ENGINE, ...BUSINESS, ...SURFACES]
 const DOMAINS = `^src/(${ALL_DOMAINS.join('|')})/`
 const APP = '^src/app([.]ts$|/)'
@@ -44,7 +45,11 @@ const DOMAIN_PORTS = {
   ads: ['apps'],
   notifications: [],
   'request-log': [],
+  // Production's accounts sit on identity (users, consent), apps (the directory) and payments (the user pays).
+  accounts: ['ledger', 'identity', 'apps', 'payments'],
   sandbox: [...ENGINE, ...BUSINESS],
+  // The operator's commands drive the platform as the sandbox does, through its business domains.
+  admin: [...ENGINE, ...BUSINESS],
   system: [],
   console: [],
   web: [],

@@ -41,6 +41,43 @@ export interface Config {
    * (PLINTH_ALLOWED_HOSTS): any other Host is refused (DNS rebinding; docs/security.md).
    */
   allowedHosts: string[]
+  /** Production's sessions and sign-in throttling (docs/accounts.md); the defaults when absent. */
+  accounts?: AccountLimits
+}
+
+/** A limit: at most `attempts` in a fixed window of `windowSeconds`, counted per key. */
+export interface ThrottleLimit {
+  attempts: number
+  windowSeconds: number
+}
+
+export interface AccountLimits {
+  /** A session unused this long ends (PLINTH_SESSION_IDLE_SECONDS). */
+  sessionIdleSeconds: number
+  /** A session ends this long after sign-in, used or not (PLINTH_SESSION_MAX_SECONDS). */
+  sessionMaxSeconds: number
+  /** Sign-in attempts per username (PLINTH_SIGNIN_ATTEMPTS_PER_ACCOUNT a PLINTH_SIGNIN_WINDOW_SECONDS). */
+  signinPerAccount: ThrottleLimit
+  /** Sign-in attempts per client address (PLINTH_SIGNIN_ATTEMPTS_PER_ADDRESS a PLINTH_SIGNIN_WINDOW_SECONDS). */
+  signinPerAddress: ThrottleLimit
+  /** Sign-ups per client address an hour (PLINTH_SIGNUPS_PER_ADDRESS_PER_HOUR). */
+  signupPerAddress: ThrottleLimit
+}
+
+/**
+ * The accounts' limits from the environment. The defaults: ASVS 4.0 3.3.2 at level 2 (a session
+ * lasts 12 hours at most and ends after 30 minutes unused); 10 sign-in attempts per account and
+ * 100 per address in 15 minutes; 20 sign-ups per address an hour.
+ */
+export function accountLimits(env: NodeJS.ProcessEnv = {}): AccountLimits {
+  const window = integer(env, 'PLINTH_SIGNIN_WINDOW_SECONDS', 900, 1, 86_400)
+  return {
+    sessionIdleSeconds: integer(env, 'PLINTH_SESSION_IDLE_SECONDS', 1800, 1, 30 * 86_400),
+    sessionMaxSeconds: integer(env, 'PLINTH_SESSION_MAX_SECONDS', 43_200, 1, 365 * 86_400),
+    signinPerAccount: { attempts: integer(env, 'PLINTH_SIGNIN_ATTEMPTS_PER_ACCOUNT', 10, 1, 1_000_000), windowSeconds: window },
+    signinPerAddress: { attempts: integer(env, 'PLINTH_SIGNIN_ATTEMPTS_PER_ADDRESS', 100, 1, 1_000_000), windowSeconds: window },
+    signupPerAddress: { attempts: integer(env, 'PLINTH_SIGNUPS_PER_ADDRESS_PER_HOUR', 20, 1, 1_000_000), windowSeconds: 3600 },
+  }
 }
 
 /** Bounds of the ledger's Server-Sent Events streams, per process. */
@@ -228,5 +265,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     requestLog,
     metricsToken,
     allowedHosts: allowedHostsSetting(env),
+    accounts: accountLimits(env),
   }
 }

@@ -67,6 +67,9 @@ function banner(config: Config, kind: string, demo: DemoInfo | undefined, readyM
   if (config.mode === 'sandbox') {
     lines.push(`  Sandbox        ${url}/sandbox/   (the platform's browser: sign in as a user, open an app)`)
     lines.push(`  Console        ${url}/console/   (apps, keys, users, payments, ads, notifications, clock)`)
+  } else {
+    lines.push(`  Platform       ${url}/   (people sign up and in, open apps, pay; docs/accounts.md)`)
+    lines.push('  First steps    npx plinth admin --help   (the operator, developers, apps, money: docs/production.md)')
   }
   if (demo !== undefined) {
     lines.push(`  Demo app       ${demo.appName}, app_id ${demo.appId}`)

@@ -161,9 +161,9 @@ export const PIPELINE: readonly Stage[] = [
   },
   {
     name: 'site',
-    runs: "a route's own onRequest, on the routes no key or token guards (the sandbox API), the ledger's aside",
+    runs: "a route's own onRequest, on the routes no key or token guards (the sandbox API, production's account API), the ledger's aside",
     does: 'Refuses what a browser sent from a page of another site (Sec-Fetch-Site, or Origin).',
-    refuses: [{ status: 403, code: 'cross_site_request', when: 'a sandbox API request from a page of another site or port' }],
+    refuses: [{ status: 403, code: 'cross_site_request', when: 'a sandbox or account API request from a page of another site or port' }],
     why: 'Registered before the auth stage, so it runs before it: a foreign page learns nothing of the admin token either.',
     register: (app, ctx) => registerSiteCheck(app, { publicUrl: ctx.config.publicUrl }),
   },
@@ -265,8 +265,8 @@ export const PIPELINE: readonly Stage[] = [
   },
   {
     name: 'auth',
-    runs: "a route's own onRequest, on routes declared with config.auth (key, token or admin), before the body is read",
-    does: "Authenticates the server API key, the access token or the admin token, and sets request.principal; then checks the token's scope. Every token route must declare the scope it needs (the application does not start otherwise; its OpenAPI operation documents it).",
+    runs: "a route's own onRequest, on routes declared with config.auth (key, token, admin or session), before the body is read",
+    does: "Authenticates the server API key, the access token, the admin token or the session cookie, and sets request.principal; then checks the token's scope. Every token route must declare the scope it needs (the application does not start otherwise; its OpenAPI operation documents it).",
     refuses: [
       { status: 401, code: 'missing_authorization', when: 'a key or token route without a usable Authorization' },
       { status: 401, code: 'wrong_authorization_scheme', when: 'Key where Bearer is needed, or the reverse' },
@@ -274,6 +274,7 @@ export const PIPELINE: readonly Stage[] = [
       { status: 401, code: 'invalid_access_token', when: 'an unknown or revoked access token' },
       { status: 401, code: 'token_expired', when: 'an expired access token' },
       { status: 401, code: 'invalid_admin_token', when: 'the sandbox API without the configured admin token' },
+      { status: 401, code: 'session_required', when: 'an account route without a live session cookie (production)' },
       {
         status: 401,
         code: 'missing_scope',
@@ -282,18 +283,22 @@ export const PIPELINE: readonly Stage[] = [
     ],
     why: "After the routing stage's CORS and the site check (their hooks were captured first); before the rate limit and the faults, which need the principal.",
     register: (app, ctx) => {
-      const { credentials, apps, identity } = ctx.services
+      const { credentials, apps, identity, accounts } = ctx.services
       registerAuth(app, {
         adminToken: ctx.config.adminToken,
+        verifySession: accounts?.verifySession,
         authenticator: credentials.authenticator({ verifyApiKey: apps.verifyApiKey, verifyAccessToken: identity.verifyAccessToken }),
       })
     },
   },
   {
     name: 'client-header',
-    runs: "a route's own onRequest, on the sandbox API's state-changing routes",
-    does: 'Requires Content-Type: application/json or, without a body, X-Plinth-Client: what no simple cross-site request can carry.',
-    refuses: [{ status: 415, code: 'client_header_required', when: 'a POST, PUT, PATCH or DELETE with neither' }],
+    runs: "a route's own onRequest, on the state-changing routes of the sandbox API and production's account API",
+    does: 'Requires Content-Type: application/json or, on the sandbox API without a body, X-Plinth-Client: what no simple cross-site request can carry.',
+    refuses: [
+      { status: 415, code: 'client_header_required', when: 'a sandbox API POST, PUT, PATCH or DELETE with neither' },
+      { status: 415, code: 'unsupported_media_type', when: 'an account API POST or DELETE that is not application/json' },
+    ],
     why: 'After the auth stage: a call without the admin token is told that first.',
     register: (app) => registerClientHeaderRule(app),
   },

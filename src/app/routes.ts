@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify'
+import { accountRoutes } from '../accounts/account-routes.js'
+import { passkeyRoutes } from '../accounts/passkey-routes.js'
 import { adsRoutes, adsSandboxRoutes } from '../ads/ads-routes.js'
 import { consoleRoutes } from '../console/console-routes.js'
 import { meRoutes } from '../identity/me-routes.js'
@@ -14,7 +16,7 @@ import { sandboxViews } from '../sandbox/views/views-routes.js'
 import { worldRoutes } from '../sandbox/world/world-routes.js'
 import { metricsRoutes } from '../system/metrics.js'
 import { systemRoutes } from '../system/system-routes.js'
-import { sandboxPageRoutes } from '../web/sandbox-page-routes.js'
+import { productionPageRoutes, sandboxPageRoutes } from '../web/sandbox-page-routes.js'
 import { sdkRoutes } from '../web/sdk-routes.js'
 import type { AppDeps } from './app-deps.js'
 import type { PipelineContext, PipelineProducts } from './pipeline.js'
@@ -64,6 +66,18 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
       clientPaymentsRoutes(app, { payments, userPays: ctx.config.mode === 'production' })
       adsRoutes(app, { ads })
       notificationsRoutes(app, { notifications })
+    },
+  },
+  {
+    name: 'account',
+    serves: "/account: production's account API, for the platform's own pages (a session cookie); production mode",
+    when: (ctx) => ctx.services.accounts !== undefined,
+    register: (app, ctx) => {
+      const { accounts, passkeys, identity, apps, payments } = ctx.services
+      if (accounts === undefined || passkeys === undefined)
+        throw new Error('the account routes need the accounts service (production mode)')
+      accountRoutes(app, { accounts, identity, apps, payments })
+      passkeyRoutes(app, { passkeys, publicUrl: ctx.config.publicUrl })
     },
   },
   {
@@ -118,6 +132,14 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
         approvalWindowSeconds: ctx.config.approvalWindowSeconds,
         adminTokenRequired: ctx.config.adminToken !== undefined,
       })
+    },
+  },
+  {
+    name: 'platform page',
+    serves: "/ and /ui/: the platform's page, where people sign in and open apps; production mode",
+    when: (ctx) => ctx.config.mode === 'production',
+    register: async (app, ctx) => {
+      await app.register(productionPageRoutes, { approvalWindowSeconds: ctx.config.approvalWindowSeconds })
     },
   },
   {

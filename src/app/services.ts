@@ -1,8 +1,11 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
+import { type AccountsService, accountsServiceFactory } from '../accounts/accounts-service.js'
+import { type PasskeysService, passkeysServiceFactory } from '../accounts/passkeys.js'
+import { passwordPepper } from '../accounts/passwords.js'
 import { type AdsService, adsServiceFactory } from '../ads/ads-service.js'
 import { type AppsService, appsServiceFactory } from '../apps/apps-service.js'
-import { streamLimits } from '../config.js'
+import { accountLimits, streamLimits } from '../config.js'
 import type { DB } from '../db/schema.js'
 import { type CredentialCache, createCredentialCache } from '../identity/credential-cache.js'
 import { type IdentityService, identityServiceFactory } from '../identity/identity-service.js'
@@ -11,7 +14,7 @@ import { drawnLedger, ledgerRepo, worldStartLedger } from '../ledger/ledger-repo
 import { type LedgerService, ledgerServiceFactory } from '../ledger/ledger-service.js'
 import { type LedgerTip, ledgerTip } from '../ledger/ledger-tip.js'
 import type { HookRefusal, OnTransactionApplied } from '../ledger/ledger-types.js'
-import { ledgerWallets } from '../ledger/wallets.js'
+import { EMPTY_BALANCES, ledgerWallets, STARTING_BALANCES } from '../ledger/wallets.js'
 import { type NotificationsService, notificationsServiceFactory } from '../notifications/notifications-service.js'
 import { linkPayments, paymentsLedger } from '../payments/payments-ledger.js'
 import { type PaymentsService, paymentsServiceFactory } from '../payments/payments-service.js'
@@ -46,6 +49,10 @@ export interface Services {
   payments: PaymentsService
   ads: AdsService
   notifications: NotificationsService
+  /** Production's accounts: sign-up, sign-in, sessions (absent in sandbox mode, where the developer acts as any user). */
+  accounts: AccountsService | undefined
+  /** Production's passkeys (WebAuthn), beside the accounts. */
+  passkeys: PasskeysService | undefined
   sandbox: SandboxServices | undefined
 }
 
@@ -109,7 +116,7 @@ export function buildServices(deps: AppDeps, log: FastifyBaseLogger): Services {
     'Client addresses holding ledger event streams in this process',
     () => streams.usage().clients,
   )
-  const wallets = ledgerWallets(ledger)
+  const wallets = ledgerWallets(ledger, config.mode === 'production' ? EMPTY_BALANCES : STARTING_BALANCES)
 
   // Verified credentials are cached per process; a revocation is dropped at once here (forget, after
   // its transaction committed) and within a second on every process (the feed).
@@ -153,6 +160,11 @@ export function buildServices(deps: AppDeps, log: FastifyBaseLogger): Services {
   const ads = adsServiceFactory({ db, clock, verdictDelayMs: config.adVerdictDelaySeconds * 1000 })
   const notifications = notificationsServiceFactory({ db, clock })
 
+  const accounts =
+    config.mode === 'production'
+      ? accountsServiceFactory({ db, identity, limits: config.accounts ?? accountLimits(), pepper: passwordPepper(secretKey) })
+      : undefined
+
   return {
     metrics,
     metricsServed,
@@ -166,6 +178,8 @@ export function buildServices(deps: AppDeps, log: FastifyBaseLogger): Services {
     payments,
     ads,
     notifications,
+    accounts,
+    passkeys: accounts === undefined ? undefined : passkeysServiceFactory({ db, accounts }),
     sandbox: config.mode === 'sandbox' ? buildSandboxServices(deps, { db, streams, log }) : undefined,
   }
 }

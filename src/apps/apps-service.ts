@@ -57,7 +57,13 @@ export function appsServiceFactory(deps: {
     requireApp,
 
     /** Creates an app with a fresh wallet and its first server API key, atomically. */
-    async createApp(input: { name: string; network: AppNetwork; url?: string | undefined }): Promise<CreatedApp> {
+    async createApp(input: {
+      name: string
+      network: AppNetwork
+      url?: string | undefined
+      /** The developer who owns it (production); none in the sandbox. */
+      ownerUserId?: string | undefined
+    }): Promise<CreatedApp> {
       const wallet = newWallet()
       const app: AppRow = {
         id: newId('app'),
@@ -66,6 +72,7 @@ export function appsServiceFactory(deps: {
         wallet_address: wallet.address,
         created_at: clock.now(),
         url: input.url ?? null,
+        owner_user_id: input.ownerUserId ?? null,
       }
       const { keyId, apiKey } = await inTransaction(db, async (trx) => {
         const repo = makeAppsRepo(trx)

@@ -26,6 +26,8 @@ Commands
   reset [--empty]                                    the demo platform again (or an empty one)
   snapshot save <name> | snapshot restore <name> | snapshot list
   logs tail --app <id>                               follow an app's request log (Ctrl-C stops)
+  admin <command>                                    the operator's commands, on the database itself
+                                                     (plinth admin --help)
 
 Options
   --url URL            the platform (default $PLINTH_URL or http://127.0.0.1:8080)
@@ -47,6 +49,16 @@ export function parseDuration(text: string): number {
 }
 
 async function run(argv: string[], out: (line: string) => void): Promise<number> {
+  if (argv[0] === 'admin') {
+    // Its own options (--owner, --name, …); it opens the database, so it is loaded only when used.
+    const { runAdmin, AdminUsageError } = await import('./admin.js')
+    try {
+      return await runAdmin(argv.slice(1), out)
+    } catch (error) {
+      if (error instanceof AdminUsageError) throw new UsageError(error.message)
+      throw error
+    }
+  }
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,

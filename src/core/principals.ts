@@ -19,6 +19,15 @@ export interface TokenPrincipal {
   expiresAt: Date
 }
 
+/** A signed-in person, in the platform's own pages (production's account routes): a session cookie. */
+export interface SessionPrincipal {
+  kind: 'session'
+  sessionId: string
+  userId: string
+  username: string
+  roles: string[]
+}
+
 export type TokenCheck = TokenPrincipal | 'expired' | undefined
 
 /** What the authentication hook needs from the identity and apps domains: a credential to a principal. */

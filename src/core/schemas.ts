@@ -23,3 +23,12 @@ export const Timestamp = (description = 'ISO 8601 UTC') => Type.String({ descrip
 
 /** What a list is searched or filtered by, in a query. */
 export const SearchText = (options: { description?: string } = {}) => Type.String({ minLength: 1, maxLength: 200, ...options })
+
+/** A platform username: unique regardless of case. */
+export const Username = () =>
+  Type.String({
+    minLength: 3,
+    maxLength: 32,
+    pattern: '^[A-Za-z0-9_]+$',
+    description: '3 to 32 letters, digits or underscores; unique regardless of case',
+  })

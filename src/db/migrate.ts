@@ -14,6 +14,7 @@ import * as sandboxState from './migrations/0012-sandbox-state.js'
 import * as ledgerHorizon from './migrations/0013-ledger-horizon.js'
 import * as ledgerCloseAtCommit from './migrations/0014-ledger-close-at-commit.js'
 import * as ledgerCloseTime from './migrations/0015-ledger-close-time.js'
+import * as accounts from './migrations/0016-accounts.js'
 
 /** Ordered migrations. A new migration is a new file here, never an edit of an applied one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -32,6 +33,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0013-ledger-horizon': ledgerHorizon,
   '0014-ledger-close-at-commit': ledgerCloseAtCommit,
   '0015-ledger-close-time': ledgerCloseTime,
+  '0016-accounts': accounts,
 }
 
 /**

@@ -27,6 +27,63 @@ export interface UsersTable {
   /** The wallet seed, AES-256-GCM sealed under PLINTH_SECRET_KEY. */
   wallet_seed_enc: string
   created_at: Date
+  /** argon2id PHC string of the password (migration 0016); null for a user without one. */
+  password_hash: Optional<string>
+  /** `operator`, `developer` (migration 0016). */
+  roles: Defaulted<string[]>
+}
+
+/** A signed-in browser (migration 0016): only the token's SHA-256 is kept. */
+export interface AccountSessionsTable {
+  id: string
+  token_hash: string
+  user_id: string
+  created_at: Defaulted<Date>
+  last_seen_at: Defaulted<Date>
+  /** The absolute end of the session. */
+  expires_at: Date
+  revoked_at: Optional<Date>
+}
+
+/** A passkey (WebAuthn credential) of an account (migration 0016). */
+export interface AccountPasskeysTable {
+  /** The credential id, base64url. */
+  id: string
+  user_id: string
+  /** The COSE public key, base64url. */
+  public_key: string
+  counter: ColumnType<string, string | number | undefined, string | number>
+  transports: Defaulted<string[]>
+  name: string
+  created_at: Defaulted<Date>
+  last_used_at: Optional<Date>
+}
+
+/** A WebAuthn ceremony's challenge, used once (migration 0016). */
+export interface WebauthnChallengesTable {
+  challenge: string
+  purpose: 'register' | 'signin'
+  user_id: string | null
+  expires_at: Date
+}
+
+/** Sign-in attempts per key in the current window (migration 0016). */
+export interface SigninThrottleTable {
+  key: string
+  window_start: Date
+  attempts: number
+}
+
+/** The hash-chained record of what operators did (migration 0016). */
+export interface AuditLogTable {
+  id: Defaulted<string>
+  at: Defaulted<Date>
+  actor: string
+  action: string
+  target: string | null
+  details: ColumnType<Record<string, unknown>, string, string>
+  prev_hash: string
+  hash: string
 }
 
 export interface AppsTable {
@@ -37,6 +94,8 @@ export interface AppsTable {
   created_at: Date
   /** The app's frontend, for the sandbox browser; null when not given. */
   url: Optional<string>
+  /** The developer who owns the app (migration 0016); null for a sandbox app. */
+  owner_user_id: Optional<string>
 }
 
 export interface ApiKeysTable {
@@ -306,6 +365,11 @@ export interface DB {
   platform_clock: PlatformClockTable
   platform_meta: PlatformMetaTable
   users: UsersTable
+  account_sessions: AccountSessionsTable
+  signin_throttle: SigninThrottleTable
+  account_passkeys: AccountPasskeysTable
+  webauthn_challenges: WebauthnChallengesTable
+  audit_log: AuditLogTable
   apps: AppsTable
   api_keys: ApiKeysTable
   app_users: AppUsersTable

@@ -1,10 +1,11 @@
 import type { FastifyInstance, FastifyRequest, FastifySchema, RouteOptions } from 'fastify'
 import { ApiError } from '../core/errors.js'
-import type { Authenticator, KeyPrincipal, TokenPrincipal } from '../core/principals.js'
+import type { Authenticator, KeyPrincipal, SessionPrincipal, TokenPrincipal } from '../core/principals.js'
 import { SCOPES, type Scope } from '../core/scopes.js'
 import { constantTimeEqual } from '../lib/crypto.js'
 import { scopeDescription, tokenSecurity } from './openapi.js'
 import { addRouteHook } from './route-hooks.js'
+import { sessionToken } from './session-cookie.js'
 
 /**
  * Authentication, declared per route with `config: { auth: 'key' | 'token' | 'admin' }` and
@@ -16,8 +17,10 @@ import { addRouteHook } from './route-hooks.js'
  *   user will do (`config: { auth: 'token', scope: 'payments' }`). A token without it is
  *   refused with 401 `missing_scope`; a token route declared without `scope` fails at start-up.
  * - `admin`: the sandbox API; `X-Admin-Token: <PLINTH_ADMIN_TOKEN>` when that is configured.
+ * - `session`: production's account routes, a signed-in person: the session cookie
+ *   (src/http/session-cookie.ts), checked against the database on every request.
  */
-export type AuthKind = 'key' | 'token' | 'admin'
+export type AuthKind = 'key' | 'token' | 'admin' | 'session'
 /** What a token route needs of the access token: one scope, or `'none'` (any token of the user). */
 export type RouteScope = Scope | 'none'
 
@@ -28,7 +31,7 @@ declare module 'fastify' {
     scope?: RouteScope
   }
   interface FastifyRequest {
-    principal: KeyPrincipal | TokenPrincipal | undefined
+    principal: KeyPrincipal | TokenPrincipal | SessionPrincipal | undefined
   }
 }
 
@@ -83,8 +86,16 @@ function checkScopeDeclaration(route: RouteOptions): void {
   }
 }
 
-export function registerAuth(app: FastifyInstance, options: { authenticator: Authenticator; adminToken: string | undefined }): void {
-  const { authenticator, adminToken } = options
+export function registerAuth(
+  app: FastifyInstance,
+  options: {
+    authenticator: Authenticator
+    adminToken: string | undefined
+    /** The session of a session cookie's token (production mode); session routes refuse every request without it. */
+    verifySession?: ((token: string) => Promise<SessionPrincipal | undefined>) | undefined
+  },
+): void {
+  const { authenticator, adminToken, verifySession } = options
   app.decorateRequest('principal', undefined)
   // Routes declared after this call; buildApp declares every route after it.
   app.addHook('onRoute', checkScopeDeclaration)
@@ -100,6 +111,14 @@ export function registerAuth(app: FastifyInstance, options: { authenticator: Aut
           `The sandbox API requires the ${ADMIN_TOKEN_HEADER} header with the platform's admin token.`,
         )
       }
+      return
+    }
+
+    if (kind === 'session') {
+      const token = sessionToken(request)
+      const session = token === undefined || verifySession === undefined ? undefined : await verifySession(token)
+      if (session === undefined) throw new ApiError('session_required', 'Sign in first: this needs a signed-in session.')
+      request.principal = session
       return
     }
 
@@ -148,6 +167,13 @@ export function registerAuth(app: FastifyInstance, options: { authenticator: Aut
 export function keyPrincipal(request: FastifyRequest): KeyPrincipal {
   const principal = request.principal
   if (principal?.kind !== 'key') throw new Error(`route ${request.routeOptions.url ?? ''} is not declared with auth: 'key'`)
+  return principal
+}
+
+/** The signed-in person of this request (routes with `auth: 'session'`). */
+export function sessionPrincipal(request: FastifyRequest): SessionPrincipal {
+  const principal = request.principal
+  if (principal?.kind !== 'session') throw new Error(`route ${request.routeOptions.url ?? ''} is not declared with auth: 'session'`)
   return principal
 }
 

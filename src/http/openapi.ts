@@ -32,4 +32,15 @@ export const SECURITY_SCHEMES = {
     name: 'X-Admin-Token',
     description: 'Required on the sandbox API only when the platform runs with PLINTH_ADMIN_TOKEN set.',
   },
+  Session: {
+    type: 'apiKey',
+    in: 'cookie',
+    name: '__Host-plinth_session',
+    description:
+      "Production's account routes: the session cookie that POST /account/signup and /account/signin set. Sent by the platform's own " +
+      'pages only (same origin, application/json); docs/accounts.md.',
+  },
 } as const
+
+/** The security requirement of a session route. */
+export const SESSION_SECURITY = [{ Session: [] }]

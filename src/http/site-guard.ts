@@ -23,6 +23,11 @@ import { addRouteHook } from './route-hooks.js'
  *   value; clients send their name). No simple request can carry either without the browser
  *   asking first, and these routes answer no CORS preflight. 415 `client_header_required`.
  *
+ * Production's account API (`/account`, and every `auth: 'session'` route) is guarded the same
+ * way, whatever its method, and takes only `Content-Type: application/json` on a state-changing
+ * request (415 `unsupported_media_type`): its session cookie is SameSite=Lax, and this keeps a
+ * same-site page or a browser without SameSite from using it.
+ *
  * A request with no browser header at all (curl, the CLI, SDKs) passes the site check. The
  * ledger's `POST /ledger/transactions` is left open to every origin, as Horizon's is: a
  * transaction is authenticated by its signatures.
@@ -94,12 +99,13 @@ const isJson = (request: FastifyRequest) => header(request, 'content-type')?.spl
  * The routes these checks guard: every route that no Key or Bearer credential protects, the
  * ledger's aside; of those with no authentication, the ones that change state.
  */
-function guarded(route: RouteOptions): { unsafe: boolean } | undefined {
+function guarded(route: RouteOptions): { unsafe: boolean; jsonOnly: boolean } | undefined {
   const auth = route.config?.auth
   if (auth === 'key' || auth === 'token' || route.url === '/ledger' || route.url.startsWith('/ledger/')) return undefined
   const methods = Array.isArray(route.method) ? route.method : [route.method]
   const unsafe = methods.some((method) => UNSAFE_METHODS.has(method))
-  return auth === 'admin' || unsafe ? { unsafe } : undefined
+  const account = auth === 'session' || route.url === '/account' || route.url.startsWith('/account/')
+  return auth === 'admin' || account || unsafe ? { unsafe, jsonOnly: account } : undefined
 }
 
 /**
@@ -112,7 +118,7 @@ export function registerSiteCheck(app: FastifyInstance, options: { publicUrl: st
   const crossSite = () =>
     new ApiError(
       'cross_site_request',
-      "The sandbox API answers pages of this server's own origin and clients that are not browsers, not a page of another site " +
+      "This route answers pages of this server's own origin and clients that are not browsers, not a page of another site " +
         '(Sec-Fetch-Site or Origin says it came from one).',
     )
   app.addHook('onRoute', (route: RouteOptions) => {
@@ -135,8 +141,21 @@ export function registerClientHeaderRule(app: FastifyInstance): void {
         'X-Plinth-Client header (any value, for example "X-Plinth-Client: curl").',
     )
 
+  const notAccountJson = () =>
+    new ApiError(
+      'unsupported_media_type',
+      'The account API takes requests that change anything as Content-Type: application/json only (a body may be empty).',
+    )
+
   app.addHook('onRoute', (route: RouteOptions) => {
-    if (!guarded(route)?.unsafe) return
+    const rule = guarded(route)
+    if (!rule?.unsafe) return
+    if (rule.jsonOnly) {
+      addRouteHook(route, 'onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
+        done(UNSAFE_METHODS.has(request.method) && !isJson(request) ? notAccountJson() : undefined)
+      })
+      return
+    }
     addRouteHook(route, 'onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
       done(UNSAFE_METHODS.has(request.method) && !isJson(request) && !header(request, CLIENT_HEADER) ? notJson() : undefined)
     })

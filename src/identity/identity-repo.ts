@@ -1,8 +1,8 @@
-import { type Kysely, sql } from 'kysely'
+import { type Insertable, type Kysely, type Selectable, sql } from 'kysely'
 import { platformNow } from '../clock/platform-now.js'
 import type { AccessTokensTable, DB, UsersTable } from '../db/schema.js'
 
-export type UserRow = UsersTable
+export type UserRow = Selectable<UsersTable>
 
 export interface TokenRecord {
   id: string
@@ -21,7 +21,7 @@ export interface TokenRecord {
 export function identityRepo(db: Kysely<DB>) {
   return {
     /** Inserts the user unless the username (case-insensitively) is taken; answers whether it was inserted. */
-    async insertUser(row: UserRow): Promise<boolean> {
+    async insertUser(row: Insertable<UsersTable>): Promise<boolean> {
       const inserted = await db
         .insertInto('users')
         .values(row)

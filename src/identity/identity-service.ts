@@ -43,7 +43,14 @@ export function identityServiceFactory(deps: {
   const repo = identityRepo(db)
 
   return {
-    async createUser(username: string): Promise<{ userId: string; username: string; wallet: Wallet; createdAt: Date }> {
+    /**
+     * A user and their wallet. `account`: what a production account adds, the password's hash
+     * (accounts/passwords.ts) and roles; a sandbox user has neither.
+     */
+    async createUser(
+      username: string,
+      account: { passwordHash?: string; roles?: string[] } = {},
+    ): Promise<{ userId: string; username: string; wallet: Wallet; createdAt: Date }> {
       const wallet = newWallet()
       const userId = newId('usr')
       const createdAt = clock.now()
@@ -57,6 +64,8 @@ export function identityServiceFactory(deps: {
           wallet_address: wallet.address,
           wallet_seed_enc: walletSeedEnc,
           created_at: createdAt,
+          password_hash: account.passwordHash ?? null,
+          roles: account.roles ?? [],
         })
         if (ok) await wallets.open(trx, wallet.address, 'user')
         return ok

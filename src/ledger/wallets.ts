@@ -3,10 +3,12 @@ import type { DB } from '../db/schema.js'
 import type { LedgerService } from './ledger-service.js'
 
 /**
- * The test Pi a new wallet starts with on the embedded ledger. A user gets enough to try
- * many payments; an app ten times that, since app-to-user payments come out of its wallet.
+ * The test Pi a new wallet starts with in sandbox mode. A user gets enough to try many payments;
+ * an app ten times that, since app-to-user payments come out of its wallet. In production a
+ * wallet starts empty: money enters only by issuing (`plinth admin wallets issue`).
  */
 export const STARTING_BALANCES = { user: '1000', app: '10000' } as const
+export const EMPTY_BALANCES: Record<WalletOwner, string> = { user: '0', app: '0' }
 
 export type WalletOwner = keyof typeof STARTING_BALANCES
 
@@ -15,6 +17,9 @@ export interface Wallets {
   open(trx: Kysely<DB>, address: string, owner: WalletOwner): Promise<void>
 }
 
-export function ledgerWallets(ledger: Pick<LedgerService, 'openAccount'>): Wallets {
-  return { open: (trx, address, owner) => ledger.openAccount(address, STARTING_BALANCES[owner], trx) }
+export function ledgerWallets(
+  ledger: Pick<LedgerService, 'openAccount'>,
+  balances: Readonly<Record<WalletOwner, string>> = STARTING_BALANCES,
+): Wallets {
+  return { open: (trx, address, owner) => ledger.openAccount(address, balances[owner], trx) }
 }

@@ -103,6 +103,30 @@ export function paymentsRepo(db: Kysely<DB>) {
       return read().where('identifier', '=', identifier).where('app_id', '=', appId).where('user_id', '=', userId).executeTakeFirst()
     },
 
+    /** A user's payments in every app, newest first, with each app's name. */
+    async listForUser(userId: string, limit: number): Promise<Array<PaymentRead & { app_name: string }>> {
+      return db
+        .selectFrom('payments')
+        .innerJoin('apps as a', 'a.id', 'payments.app_id')
+        .selectAll('payments')
+        .select([platformNow.as('platform_now'), 'a.name as app_name'])
+        .where('payments.user_id', '=', userId)
+        .orderBy('payments.created_at', 'desc')
+        .orderBy('payments.identifier')
+        .limit(limit)
+        .execute() as Promise<Array<PaymentRead & { app_name: string }>>
+    },
+
+    /** The app and user of a payment, and the app's name. */
+    async ownerOf(identifier: string): Promise<{ app_id: string; user_id: string; app_name: string } | undefined> {
+      return db
+        .selectFrom('payments as p')
+        .innerJoin('apps as a', 'a.id', 'p.app_id')
+        .select(['p.app_id', 'p.user_id', 'a.name as app_name'])
+        .where('p.identifier', '=', identifier)
+        .executeTakeFirst()
+    },
+
     async linkedTxid(identifier: string): Promise<string | null | undefined> {
       return (await db.selectFrom('payments').select('txid').where('identifier', '=', identifier).executeTakeFirst())?.txid
     },

@@ -82,6 +82,9 @@ export interface PaymentsDeps {
   userSeed: (userId: string) => Promise<string>
 }
 
+/** Whose wallet pays: a user, in one app. */
+type PayingUser = Pick<TokenPrincipal, 'appId' | 'userId'>
+
 export function paymentsServiceFactory(deps: PaymentsDeps) {
   const { db, clock, publicUrl, approvalWindowMs, ledger } = deps
   const repo = paymentsRepo(db)
@@ -109,7 +112,7 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
     return current(row, reread)
   }
 
-  async function readForUser(principal: TokenPrincipal, id: string): Promise<PaymentRow> {
+  async function readForUser(principal: PayingUser, id: string): Promise<PaymentRow> {
     const reread = () => repo.findForUser(id, principal.appId, principal.userId)
     const row = await reread()
     if (row === undefined) throw notFound(id)
@@ -134,7 +137,7 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
     return expiryView(row)
   }
 
-  async function viewForUser(principal: TokenPrincipal, id: string): Promise<PaymentRow> {
+  async function viewForUser(principal: PayingUser, id: string): Promise<PaymentRow> {
     const row = await repo.findForUser(id, principal.appId, principal.userId)
     if (row === undefined) throw notFound(id)
     return expiryView(row)
@@ -174,7 +177,7 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
     })
   }
 
-  return {
+  const service = {
     /** A2U: the app pays one of its users. */
     async createAppToUser(appId: string, input: PaymentInput & { uid?: unknown }, by: MoveBy): Promise<PaymentDTO> {
       const amount = checked(checkAmount(input.amount))
@@ -284,6 +287,29 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
       return dto(await readForUser(principal, id))
     },
 
+    /**
+     * The payment as its user sees it in the platform's own pages (production's account routes):
+     * the user's payment in any app, with the app's name. Another user's payment does not exist.
+     */
+    async getForAccount(userId: string, id: string): Promise<{ payment: PaymentDTO; appName: string }> {
+      const owner = await repo.ownerOf(id)
+      if (owner === undefined || owner.user_id !== userId) throw notFound(id)
+      return { payment: dto(await readForUser({ appId: owner.app_id, userId }, id)), appName: owner.app_name }
+    },
+
+    /** The signed-in user's payments in every app, newest first: what the wallet shows beside each transaction. */
+    async listForAccount(userId: string, limit: number): Promise<Array<{ appName: string; payment: PaymentDTO }>> {
+      const rows = await repo.listForUser(userId, limit)
+      return rows.map((row) => ({ appName: row.app_name, payment: dto(expiryView(row)) }))
+    },
+
+    /** The signed-in user confirms a payment (POST /account/payments/{id}/pay): the platform pays it from their wallet. */
+    async payForAccount(userId: string, id: string): Promise<PaymentDTO> {
+      const owner = await repo.ownerOf(id)
+      if (owner === undefined || owner.user_id !== userId) throw notFound(id)
+      return service.submit({ appId: owner.app_id, userId }, id)
+    },
+
     async approve(appId: string, id: string, by: MoveBy): Promise<PaymentDTO> {
       const row = await move(
         () => viewForApp(appId, id),
@@ -337,7 +363,7 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
      * The user pays, in the platform's wallet: the platform signs the payment transaction with
      * the user's key (memo = identifier) and submits it to the ledger, which links it.
      */
-    async submit(principal: TokenPrincipal, id: string): Promise<PaymentDTO> {
+    async submit(principal: PayingUser, id: string): Promise<PaymentDTO> {
       for (let attempt = 0; attempt < SUBMIT_ATTEMPTS; attempt++) {
         const row = await viewForUser(principal, id)
         const decision = decide(row, { kind: 'submit' })
@@ -427,6 +453,7 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
       )
     },
   }
+  return service
 }
 
 export type PaymentsService = ReturnType<typeof paymentsServiceFactory>

@@ -129,7 +129,7 @@ export function registerRequestLog(app: FastifyInstance, options: Options): Requ
 
   app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
     const principal = request.principal
-    if (principal === undefined || !isLogged(request)) return
+    if (principal === undefined || principal.kind === 'session' || !isLogged(request)) return
     const latency = Math.round(reply.elapsedTime * 1000) / 1000
     const pending: Pending = {
       row: {

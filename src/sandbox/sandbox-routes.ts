@@ -5,7 +5,7 @@ import { checkAppName, checkAppUrl, MAX_APP_NAME } from '../apps/app-rules.js'
 import type { AppsService } from '../apps/apps-service.js'
 import { MAX_ADVANCE_SECONDS, MAX_OFFSET_SECONDS, type PlatformClock } from '../clock/clock.js'
 import { ApiError } from '../core/errors.js'
-import { Id, Timestamp } from '../core/schemas.js'
+import { Id, Timestamp, Username } from '../core/schemas.js'
 import { SCOPES } from '../core/scopes.js'
 import { errorResponses } from '../http/errors.js'
 import { ADMIN_SECURITY } from '../http/openapi.js'
@@ -21,12 +21,6 @@ export const AppUrl = Type.String({
   maxLength: 500,
   pattern: '^https?://[^\\s]+$',
   description: "The app's frontend URL (http or https), opened by the sandbox browser",
-})
-const Username = Type.String({
-  minLength: 3,
-  maxLength: 32,
-  pattern: '^[A-Za-z0-9_]+$',
-  description: '3 to 32 letters, digits or underscores; unique regardless of case',
 })
 const AccessTokenString = Type.String({ minLength: 1, maxLength: 512 })
 const ClockSchema = Type.Object({
@@ -195,7 +189,7 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxDeps): void {
         ...common,
         operationId: 'sandboxCreateUser',
         summary: 'Create a platform user with a wallet',
-        body: Type.Object({ username: Username }),
+        body: Type.Object({ username: Username() }),
         response: {
           201: Type.Object({ user_id: Type.String(), username: Type.String(), wallet: WalletSchema }),
           ...errorResponses(401, 409),

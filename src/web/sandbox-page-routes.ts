@@ -1,4 +1,6 @@
 import { readFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
 import fastifyStatic from '@fastify/static'
 import type { FastifyInstance } from 'fastify'
 import { webDir } from './web-dir.js'
@@ -40,26 +42,53 @@ export interface SandboxPageOptions {
  * None of these paths is a sandbox API route.
  */
 export async function sandboxPageRoutes(app: FastifyInstance, options: SandboxPageOptions): Promise<void> {
+  app.get('/sandbox', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/sandbox/', 308))
+  await platformPage(app, {
+    page: '/sandbox/',
+    platform: { mode: 'sandbox', approval_window_seconds: options.approvalWindowSeconds, admin_token_required: options.adminTokenRequired },
+  })
+}
+
+/**
+ * The same page in production (docs/accounts.md): the platform people use, at `/`, its files
+ * under `/ui/`. It signs people in to their own accounts; nothing of the sandbox is reachable.
+ */
+export async function productionPageRoutes(app: FastifyInstance, options: { approvalWindowSeconds: number }): Promise<void> {
+  await platformPage(app, { page: '/', platform: { mode: 'production', approval_window_seconds: options.approvalWindowSeconds } })
+}
+
+/** The browser bundle of @simplewebauthn/browser (its package exports only its modules, so it is found beside them). */
+const WEBAUTHN_BROWSER = join(
+  dirname(createRequire(import.meta.url).resolve('@simplewebauthn/browser')),
+  '..',
+  'dist',
+  'bundle',
+  'index.umd.min.js',
+)
+
+/** The page at `page`, its files under `${page}ui/`, and `${page}ui/platform.json` (the mode and what the page needs). */
+async function platformPage(app: FastifyInstance, options: { page: string; platform: Record<string, unknown> }): Promise<void> {
   const dir = `${webDir()}sandbox/`
+  const { page, platform } = options
 
   app.addHook('onSend', async (_request, reply) => {
     for (const [name, value] of Object.entries(SANDBOX_PAGE_HEADERS)) reply.header(name, value)
   })
 
-  app.get('/sandbox', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/sandbox/', 308))
-
-  app.get('/sandbox/', { schema: { hide: true } }, async (_request, reply) =>
+  app.get(page, { schema: { hide: true } }, async (_request, reply) =>
     reply.type('text/html; charset=utf-8').send(await readFile(`${dir}index.html`, 'utf8')),
   )
 
-  app.get('/sandbox/ui/platform.json', { schema: { hide: true } }, async () => ({
-    approval_window_seconds: options.approvalWindowSeconds,
-    admin_token_required: options.adminTokenRequired,
-  }))
+  app.get(`${page}ui/platform.json`, { schema: { hide: true } }, async () => platform)
+
+  // @simplewebauthn/browser's own bundle (a classic script: window.SimpleWebAuthnBrowser), for passkeys.
+  app.get(`${page}ui/vendor/webauthn.js`, { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('text/javascript; charset=utf-8').send(await readFile(WEBAUTHN_BROWSER, 'utf8')),
+  )
 
   await app.register(fastifyStatic, {
     root: dir,
-    prefix: '/sandbox/ui/',
+    prefix: `${page}ui/`,
     decorateReply: false,
     index: false,
     list: false,

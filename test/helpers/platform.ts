@@ -6,7 +6,7 @@ import pg from 'pg'
 import { type AppDeps, buildApp } from '../../src/app.js'
 import { createPlatformClock, type PlatformClock } from '../../src/clock/clock.js'
 import { clockRepo } from '../../src/clock/clock-repo.js'
-import type { StreamLimits } from '../../src/config.js'
+import type { AccountLimits, StreamLimits } from '../../src/config.js'
 import { type Database, openDatabase } from '../../src/db/database.js'
 import type { DB } from '../../src/db/schema.js'
 import { pgliteImage } from './pglite-image.js'
@@ -57,6 +57,8 @@ export interface PlatformOptions {
   approvalWindowSeconds?: number
   /** PLINTH_ALLOWED_HOSTS: Host names served besides loopback and the public URL's (http://plinth.test). */
   allowedHosts?: string[]
+  /** Production's sessions and sign-in throttling (the defaults when absent). */
+  accounts?: AccountLimits
 }
 
 /**
@@ -105,6 +107,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Test
       ...(options.requestLog === undefined ? {} : { requestLog: options.requestLog }),
       metricsToken: options.metricsToken,
       allowedHosts: options.allowedHosts ?? [],
+      ...(options.accounts === undefined ? {} : { accounts: options.accounts }),
     },
     poolStats: database.poolStats,
     ...(options.logStream === undefined ? {} : { logStream: options.logStream }),

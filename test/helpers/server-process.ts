@@ -175,6 +175,30 @@ export interface Exit {
 const OUTPUT_KEPT = 64 * 1024
 
 /** One Plinth server process: `src/server.ts` (built or through tsx: nodeArgs) on 127.0.0.1. */
+/**
+ * Runs the `plinth` command (src/cli/plinth.ts, built or through tsx) with `args`, as a user runs
+ * it: `env` over this process's environment, `input` on its standard input; answers when it exits.
+ */
+export function runPlinthCli(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; input?: string } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolveRun, reject) => {
+    const child = spawn(process.execPath, [...nodeArgs('src/cli/plinth.ts'), ...args], { env: { ...process.env, ...options.env } })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk
+    })
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk
+    })
+    child.on('error', reject)
+    child.on('close', (code) => resolveRun({ code: code ?? -1, stdout, stderr }))
+    child.stdin.end(options.input ?? '')
+  })
+}
+
 export class PlinthProcess {
   readonly child: ChildProcess
   readonly exited: Promise<Exit>

@@ -4,26 +4,11 @@ import { createServer } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { type RunningPlinth, startPlinth } from '../../src/index.js'
 import { TEST_DB } from '../helpers/platform.js'
-import { nodeArgs } from '../helpers/server-process.js'
+import { nodeArgs, runPlinthCli } from '../helpers/server-process.js'
 
 /** The `plinth` command (src/cli/plinth.ts, built or through tsx), spawned as a user runs it, against a running platform. */
 const CLI = nodeArgs('src/cli/plinth.ts')
-
-function plinthCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...CLI, ...args], { env: { ...process.env, ...env } })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk
-    })
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk
-    })
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))
-  })
-}
+const plinthCli = (args: string[], env: Record<string, string> = {}) => runPlinthCli(args, { env })
 
 describe(`plinth CLI (${TEST_DB})`, () => {
   let plinth: RunningPlinth

@@ -36,7 +36,7 @@ describe('the request pipeline', () => {
     )
     assert.deepEqual(
       ROUTE_GROUPS.map((group) => group.name),
-      ['system', 'platform API', 'SDK', 'ledger', 'sandbox API', 'sandbox page', 'console'],
+      ['system', 'platform API', 'account', 'SDK', 'ledger', 'sandbox API', 'sandbox page', 'platform page', 'console'],
     )
   })
 

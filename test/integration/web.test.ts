@@ -67,7 +67,8 @@ describe('client SDK and sandbox page routes', () => {
     assert.equal(page.headers['x-frame-options'], 'DENY')
     assert.equal(page.headers['x-content-type-options'], 'nosniff')
     assert.equal(page.headers['referrer-policy'], 'no-referrer')
-    assert.match(page.body, /<script type="module" src="\/sandbox\/ui\/main\.js"><\/script>/)
+    // Relative to the page: the same file serves /sandbox/ and production's / (their files under ui/).
+    assert.match(page.body, /<script type="module" src="ui\/main\.js"><\/script>/)
     assert.doesNotMatch(page.body, /<script>|\son[a-z]+="/, 'no inline script or handler: the CSP forbids them')
 
     const redirect = await get('/sandbox')
@@ -80,7 +81,11 @@ describe('client SDK and sandbox page routes', () => {
       assert.equal(response.headers['x-content-type-options'], 'nosniff')
       assert.ok(response.headers['content-security-policy'])
     }
-    assert.deepEqual((await get('/sandbox/ui/platform.json')).json(), { approval_window_seconds: 60, admin_token_required: false })
+    assert.deepEqual((await get('/sandbox/ui/platform.json')).json(), {
+      mode: 'sandbox',
+      approval_window_seconds: 60,
+      admin_token_required: false,
+    })
   })
 
   it('serves nothing else from the web directory', async () => {
@@ -115,6 +120,7 @@ describe('client SDK and sandbox page routes', () => {
       assert.equal((await get('/sandbox/', guarded)).statusCode, 200)
       assert.equal((await get('/sandbox/ui/main.js', guarded)).statusCode, 200)
       assert.deepEqual((await get('/sandbox/ui/platform.json', guarded)).json(), {
+        mode: 'sandbox',
         approval_window_seconds: 60,
         admin_token_required: true,
       })

@@ -51,7 +51,7 @@ export function registerFaultInjection(app: FastifyInstance, deps: { faults: Fau
     const url = route.url
     addRouteHook(route, 'preHandler', (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
       const principal = request.principal
-      if (principal === undefined || deps.faults.none(principal.appId)) {
+      if (principal === undefined || principal.kind === 'session' || deps.faults.none(principal.appId)) {
         done()
         return
       }
@@ -89,7 +89,7 @@ export function registerFaultInjection(app: FastifyInstance, deps: { faults: Fau
   /** A `before` fault, or an `after` one noted for onSend; answers whether the call was answered here. */
   async function injectBefore(request: FastifyRequest, reply: FastifyReply, route: string): Promise<boolean> {
     const principal = request.principal
-    if (principal === undefined) return false
+    if (principal === undefined || principal.kind === 'session') return false
     const fault = await deps.faults.pick({
       appId: principal.appId,
       route,

@@ -1,6 +1,7 @@
 /**
- * The sandbox page's HTTP client: the sandbox API (with the admin token when the platform
- * has one) and the client endpoints (with a user's access token), same origin only.
+ * The platform page's HTTP client, same origin only: in sandbox mode the sandbox API (with the
+ * admin token when the platform has one), in production the account API (the session cookie,
+ * JSON only); in both the client endpoints (with a user's access token).
  */
 
 const ADMIN_TOKEN_KEY = 'plinth.adminToken'
@@ -23,9 +24,11 @@ export function setAdminToken(token) {
 }
 
 /** One call; answers the parsed JSON or throws ApiError with the platform's code and message. */
-export async function call(path, { method = 'GET', body, token, admin = false } = {}) {
+export async function call(path, { method = 'GET', body, token, admin = false, session = false } = {}) {
   // The page names itself: a body-less POST without it is refused (docs/security.md, "Requests from other sites").
-  const headers = { accept: 'application/json', 'x-plinth-client': 'sandbox-page' }
+  const headers = { accept: 'application/json', 'x-plinth-client': 'platform-page' }
+  // The account API takes JSON only, a body-less call included.
+  if (session && method !== 'GET' && body === undefined) body = {}
   if (body !== undefined) headers['content-type'] = 'application/json'
   if (token !== undefined) headers.authorization = `Bearer ${token}`
   const admins = admin ? adminToken() : undefined
@@ -37,7 +40,8 @@ export async function call(path, { method = 'GET', body, token, admin = false } 
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),
       cache: 'no-store',
-      credentials: 'omit',
+      // Only the account API needs the session cookie; nothing else is sent with it.
+      credentials: session ? 'same-origin' : 'omit',
     })
   } catch {
     throw new ApiError(0, { error: 'network_error', error_message: 'Plinth did not answer: is it still running?' })
@@ -55,3 +59,6 @@ export async function call(path, { method = 'GET', body, token, admin = false } 
 
 /** The sandbox API: acting as the platform. */
 export const sandbox = (path, options = {}) => call(path, { ...options, admin: true })
+
+/** The account API (production): the signed-in person, by the session cookie. */
+export const account = (path, options = {}) => call(path, { ...options, session: true })

@@ -3,7 +3,7 @@
  * the ad player, the share and open-URL dialogs. Each handler answers through the bridge's
  * channel (`reply`): a result, an error, or for a payment a stream of events.
  */
-import { call, sandbox } from './api.js'
+import { call } from './api.js'
 import { h, isModalOpen, openModal, toast } from './dom.js'
 import { runPaymentDialog } from './payment-dialog.js'
 
@@ -17,10 +17,9 @@ export const SCOPE_TEXT = {
   preferred_language: 'Your preferred language',
 }
 const AD_TYPES = ['rewarded', 'interstitial']
-const enc = encodeURIComponent
 
 /**
- * `ctx`: `app()` and `user()` (what is open and who is signed in), `frameAuth()` /
+ * `ctx`: `platform()` (platform.js), `app()` and `user()` (what is open and who is signed in), `frameAuth()` /
  * `setFrameAuth()` (the token the app's current page load was given), `tuning`
  * (`resendMs`, `pollMs`, `adMs`), `approvalWindowSeconds`, `balance()`, `refreshWallet()`,
  * `refreshNotifications()`, `setStatus(text)`.
@@ -83,8 +82,7 @@ export function createFlows(ctx) {
     if (busy(reply)) return
     const app = ctx.app()
     const user = ctx.user()
-    const detail = await sandbox(`/sandbox/users/${enc(user.user_id)}`)
-    const granted = detail.apps.find((a) => a.app_id === app.app_id)?.scopes ?? []
+    const granted = (await ctx.platform().userApps(user)).find((a) => a.app_id === app.app_id)?.scopes ?? []
     const missing = scopes.filter((s) => !granted.includes(s))
     if (missing.length > 0) {
       const allowed = await consent(app, user, scopes, missing, reply)
@@ -95,10 +93,7 @@ export function createFlows(ctx) {
       }
     }
     if (!reply.active()) return
-    const auth = await sandbox(`/sandbox/apps/${enc(app.app_id)}/authenticate`, {
-      method: 'POST',
-      body: { user_id: user.user_id, scopes },
-    })
+    const auth = await ctx.platform().authenticate(app.app_id, user, scopes)
     // Only a token with the payments scope may read the user's payments (docs/errors.md, Scopes).
     const { payment } = scopes.includes('payments')
       ? await call('/v2/client/payments/incomplete', { token: auth.accessToken })

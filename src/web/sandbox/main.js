@@ -1,17 +1,22 @@
 /**
- * The sandbox browser: sign in as a test user, open an app in an iframe with the platform's
- * chrome around it, and play the platform for the SDK inside it (docs/sandbox-browser.md).
+ * The platform page: open an app in an iframe with the platform's chrome around it, and play the
+ * platform for the SDK inside it. One page in two modes (platform.js): the sandbox browser at
+ * `/sandbox/`, where the developer signs in as any test user (docs/sandbox-browser.md), and in
+ * production the platform itself at `/`, where people sign in to their own accounts
+ * (docs/accounts.md).
  *
  * The URL keeps the state, so a reload or a link lands in the same place:
  * `/sandbox/?user=<user_id>&app=<app_id>[&url=<app URL>][&path=<subroute>]`. For tests,
  * `resend_ms` (how often payment callbacks are re-sent, default 10000), `poll_ms` (payment
  * polling, 1000), `ad_ms` (ad length, 5000) and `refresh_ms` (notification refresh, 5000).
  */
-import { adminToken, call, sandbox, setAdminToken } from './api.js'
+import { createAccountPanel } from './account-panel.js'
+import { account, adminToken, call, sandbox, setAdminToken } from './api.js'
 import { createBridge } from './bridge.js'
 import { byId, h, show, showError } from './dom.js'
 import { createFlows } from './flows.js'
 import { createDrawer, createNotificationCentre, createWallet, nativeBalance } from './panels.js'
+import { createPlatform } from './platform.js'
 
 const params = new URLSearchParams(location.search)
 const numberParam = (name, fallback, min) => {
@@ -28,7 +33,7 @@ const tuning = {
 const enc = encodeURIComponent
 
 const state = {
-  platform: { approval_window_seconds: 60, admin_token_required: false },
+  platform: { mode: 'sandbox', approval_window_seconds: 60, admin_token_required: false },
   user: undefined,
   app: undefined,
   /** What the app's iframe was pointed at. */
@@ -39,8 +44,12 @@ const state = {
   tokens: new Map(),
 }
 
+/** The platform's side of the page, by mode (platform.js); set once platform.json is read. */
+let api = createPlatform('sandbox')
+const production = () => api.mode === 'production'
+
 const frame = byId('app-frame')
-const views = ['admin-view', 'signin-view', 'picker-view', 'browser-view']
+const views = ['admin-view', 'signin-view', 'account-view', 'picker-view', 'browser-view']
 const showView = (id) => {
   for (const view of views) show(byId(view), view === id)
 }
@@ -142,29 +151,96 @@ byId('new-user-form').addEventListener('submit', (event) => {
 
 async function signIn(userId) {
   const user = await sandbox(`/sandbox/users/${enc(userId)}`)
+  await enter({ user_id: user.user_id, username: user.username, wallet_address: user.wallet_address })
+}
+
+/** `user` is now the one the page acts for: its chrome, wallet and notifications. */
+async function enter(user) {
   closeApp({ quiet: true })
-  state.user = { user_id: user.user_id, username: user.username, wallet_address: user.wallet_address }
+  state.user = user
   state.tokens.clear()
   centre.reset()
   const chip = byId('user-chip')
   chip.textContent = user.username
-  chip.title = `Signed in as ${user.username} (${user.user_id}); click to switch user`
+  chip.title = production()
+    ? `Signed in as ${user.username}; click for your account`
+    : `Signed in as ${user.username} (${user.user_id}); click to switch user`
   for (const id of ['user-chip', 'wallet-button', 'bell']) show(byId(id), true)
-  setUrl({ user: user.user_id })
+  // Production keeps who is signed in in the session, not the URL.
+  if (!production()) setUrl({ user: user.user_id })
   wallet.refresh()
   centre.refresh()
   await showPicker()
 }
 
-byId('user-chip').addEventListener('click', () => {
+/** Nobody is signed in any more: back to the sign-in view of the mode. */
+function leave() {
   closeApp({ quiet: true })
   drawer.close()
   state.user = undefined
   state.tokens.clear()
   for (const id of ['user-chip', 'wallet-button', 'bell']) show(byId(id), false)
   setUrl({ user: undefined })
-  showSignIn()
+  if (production()) showAccountSignIn()
+  else showSignIn()
+}
+
+byId('user-chip').addEventListener('click', () => {
+  if (production()) accountPanel.toggle()
+  else leave()
 })
+
+// Production: people sign in to their own accounts
+
+function showAccountSignIn(message) {
+  showView('account-view')
+  showError(byId('account-error'), message)
+  byId('signin-username').focus()
+}
+
+const enterAccount = async () => {
+  const user = await api.currentUser()
+  if (user === undefined) return showAccountSignIn()
+  await enter(user)
+}
+
+// "Show the password": the field shows what was typed while the box is ticked (ASVS 2.1.12).
+for (const box of document.querySelectorAll('input[data-reveals]')) {
+  box.addEventListener('change', () => {
+    byId(box.dataset.reveals).type = box.checked ? 'text' : 'password'
+  })
+}
+
+byId('passkey-signin').addEventListener('click', async () => {
+  showError(byId('account-error'))
+  try {
+    const optionsJSON = await account('/account/signin/passkey/options', { method: 'POST' })
+    const response = await window.SimpleWebAuthnBrowser.startAuthentication({ optionsJSON })
+    await account('/account/signin/passkey/verify', { method: 'POST', body: { response } })
+    await enterAccount()
+  } catch (error) {
+    showError(byId('account-error'), error)
+  }
+})
+
+for (const [formId, path, fields] of [
+  ['signin-form', '/account/signin', ['signin-username', 'signin-password']],
+  ['signup-form', '/account/signup', ['signup-username', 'signup-password']],
+]) {
+  byId(formId).addEventListener('submit', (event) => {
+    event.preventDefault()
+    const [username, password] = fields.map((id) => byId(id))
+    account(path, { method: 'POST', body: { username: username.value.trim(), password: password.value } })
+      .then(() => {
+        password.value = ''
+        return enterAccount()
+      })
+      .catch((error) => {
+        password.value = ''
+        showError(byId('account-error'), error)
+      })
+  })
+}
 
 // Opening an app
 
@@ -174,10 +250,10 @@ async function showPicker() {
   const list = byId('app-list')
   list.replaceChildren(h('li', { class: 'muted' }, 'Loading…'))
   try {
-    const { apps } = await sandbox('/sandbox/apps?limit=50')
+    const apps = await api.listApps()
     list.replaceChildren(
       ...(apps.length === 0
-        ? [h('li', { class: 'muted' }, 'No apps yet: create one with POST /sandbox/apps.')]
+        ? [h('li', { class: 'muted' }, production() ? 'No apps yet.' : 'No apps yet: create one with POST /sandbox/apps.')]
         : apps.map((app) =>
             h(
               'li',
@@ -219,8 +295,9 @@ byId('open-form').addEventListener('submit', (event) => {
 })
 
 async function openAppById(appId, url, subroute) {
-  const app = await sandbox(`/sandbox/apps/${enc(appId)}`)
-  const target = url || app.url
+  const app = await api.getApp(appId)
+  // In production an app opens only at its registered URL: its origin is the only one the access token goes to.
+  const target = (production() ? undefined : url) || app.url
   if (!target) throw new Error(`${app.name} has no URL: enter the URL its frontend is served at.`)
   openApp({ app_id: app.app_id, name: app.name, url: target }, subroute, url ? { url } : {})
 }
@@ -308,10 +385,7 @@ function watchConnection() {
 function tokenFor(appId) {
   const cached = state.tokens.get(appId)
   if (cached !== undefined) return cached
-  const minted = sandbox(`/sandbox/apps/${enc(appId)}/authenticate`, {
-    method: 'POST',
-    body: { user_id: state.user.user_id, scopes: ['in_app_notifications'], expires_in: 3600 },
-  }).then((auth) => auth.accessToken)
+  const minted = api.authenticate(appId, state.user, ['in_app_notifications'], 3600).then((auth) => auth.accessToken)
   state.tokens.set(appId, minted)
   minted.catch(() => state.tokens.delete(appId))
   setTimeout(() => state.tokens.delete(appId), 3000 * 1000)
@@ -319,9 +393,10 @@ function tokenFor(appId) {
 }
 
 const drawer = createDrawer()
-const wallet = createWallet({ user: () => state.user, drawer })
+const wallet = createWallet({ user: () => state.user, drawer, payments: () => api.payments() })
 const centre = createNotificationCentre({
   user: () => state.user,
+  userApps: (user) => api.userApps(user),
   drawer,
   tokenFor,
   openApp: (appId, subroute) => {
@@ -332,7 +407,10 @@ const centre = createNotificationCentre({
   },
 })
 
+const accountPanel = createAccountPanel({ drawer, signedOut: leave, refresh: () => centre.refresh() })
+
 const flows = createFlows({
+  platform: () => api,
   app: () => state.app,
   user: () => state.user,
   frameAuth: () => state.frameAuth,
@@ -380,7 +458,17 @@ setInterval(() => {
 }, tuning.refreshMs)
 
 async function start() {
-  state.platform = await call('/sandbox/ui/platform.json')
+  state.platform = await call(new URL('platform.json', import.meta.url).pathname)
+  api = createPlatform(state.platform.mode)
+  if (production()) {
+    document.title = 'Plinth'
+    byId('brand-mode').textContent = ''
+    show(byId('open-form'), false)
+    await enterAccount()
+    const appId = params.get('app')
+    if (appId !== null && state.user !== undefined) await openAppById(appId, undefined, params.get('path') ?? undefined)
+    return
+  }
   if (state.platform.admin_token_required && adminToken() === undefined) return showAdmin()
   const userId = params.get('user')
   if (userId === null) return showSignIn()
@@ -390,6 +478,7 @@ async function start() {
 }
 
 start().catch((error) => {
+  if (production()) return showAccountSignIn(error)
   if (error?.code === 'invalid_admin_token') return failIn(byId('admin-error'))(error)
   showSignIn().then(() => showError(byId('signin-error'), error))
 })

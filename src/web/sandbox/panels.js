@@ -3,7 +3,7 @@
  * ledger page) and the notification centre (every app the user signed in to, unseen count,
  * seen, dismiss, and the per-app switch).
  */
-import { call, sandbox } from './api.js'
+import { call } from './api.js'
 import { byId, formatPi, formatTime, h, short, toast } from './dom.js'
 
 const enc = encodeURIComponent
@@ -45,7 +45,10 @@ export async function nativeBalance(address) {
   return account.balances.find((b) => b.asset_type === 'native')?.balance ?? '0'
 }
 
-/** `ctx`: `user()`, `drawer`. */
+/**
+ * `ctx`: `user()`, `drawer`, and `payments()`: the user's payments with their apps' names
+ * (production), or undefined (sandbox, where a transaction shows its memo, the payment's id).
+ */
 export function createWallet(ctx) {
   const button = byId('wallet-button')
 
@@ -60,7 +63,15 @@ export function createWallet(ctx) {
     if (ctx.drawer.kind() === 'wallet') await render()
   }
 
-  async function transactionRow(address, tx) {
+  /** What a transaction was for: the payment it paid (its app and memo), money issued, or its memo. */
+  const describe = (tx, byTxid) => {
+    const paid = byTxid?.get(tx.hash)
+    if (paid !== undefined) return `${paid.app_name}: ${paid.payment.memo}`
+    if (byTxid !== undefined && tx.memo === 'issued') return 'Issued by the platform'
+    return tx.memo ? `Memo ${tx.memo}` : 'No memo'
+  }
+
+  async function transactionRow(address, tx, byTxid) {
     let amount = ''
     let direction = ''
     try {
@@ -76,7 +87,7 @@ export function createWallet(ctx) {
     return h(
       'div',
       { class: 'tx', 'data-hash': tx.hash },
-      h('span', {}, tx.memo ? `Memo ${tx.memo}` : 'No memo'),
+      h('span', {}, describe(tx, byTxid)),
       h('span', { class: `amount ${direction}` }, amount),
       h('span', { class: 'muted' }, formatTime(tx.created_at)),
       h('a', { href: `/ledger/transactions/${enc(tx.hash)}`, target: '_blank', rel: 'noopener' }, `Ledger: ${short(tx.hash)}`),
@@ -88,11 +99,16 @@ export function createWallet(ctx) {
     if (user === undefined) return
     try {
       const address = user.wallet_address
-      const [balance, page] = await Promise.all([
+      const [balance, page, payments] = await Promise.all([
         nativeBalance(address),
         call(`/ledger/accounts/${enc(address)}/transactions?order=desc&limit=15`),
+        ctx.payments(),
       ])
-      const rows = await Promise.all(page._embedded.records.map((tx) => transactionRow(address, tx)))
+      const byTxid =
+        payments === undefined
+          ? undefined
+          : new Map(payments.filter((p) => p.payment.transaction !== null).map((p) => [p.payment.transaction.txid, p]))
+      const rows = await Promise.all(page._embedded.records.map((tx) => transactionRow(address, tx, byTxid)))
       ctx.drawer.fill(
         'wallet',
         h('p', { class: 'muted' }, `Your wallet (${user.username})`),
@@ -112,7 +128,10 @@ export function createWallet(ctx) {
   return { refresh }
 }
 
-/** `ctx`: `user()`, `drawer`, `tokenFor(appId)` (a token of the platform's own for that app), `openApp(appId, subroute)`. */
+/**
+ * `ctx`: `user()`, `userApps(user)` (the apps the user signed in to), `drawer`, `tokenFor(appId)`
+ * (a token of the platform's own for that app), `openApp(appId, subroute)`.
+ */
 export function createNotificationCentre(ctx) {
   const bell = byId('bell')
   const badge = byId('badge')
@@ -123,9 +142,8 @@ export function createNotificationCentre(ctx) {
   const load = async () => {
     const user = ctx.user()
     if (user === undefined) return []
-    const detail = await sandbox(`/sandbox/users/${enc(user.user_id)}`)
     // Only apps the user allowed to notify: tokenFor asks for in_app_notifications, which must not widen consent.
-    const notifying = detail.apps.filter((app) => app.scopes.includes('in_app_notifications'))
+    const notifying = (await ctx.userApps(user)).filter((app) => app.scopes.includes('in_app_notifications'))
     return Promise.all(
       notifying.slice(0, 20).map(async (app) => {
         const token = await ctx.tokenFor(app.app_id)

@@ -3,7 +3,7 @@
  * what each state needs (the platform calls, the app's callbacks, the timers) and draws it.
  * Every event goes through `dispatch`; entering a state runs its `onEnter` effect once.
  */
-import { call, sandbox } from './api.js'
+import { call } from './api.js'
 import { formatPi, h, openModal, toast } from './dom.js'
 import { canCancel, FEE_PI, FINAL_STATES, initialState, shortOfFunds, toStroops, transition, view } from './payment-machine.js'
 
@@ -107,7 +107,7 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
 
   const readClock = async () => {
     try {
-      offsetMs = (await sandbox('/sandbox/clock')).offset_seconds * 1000
+      offsetMs = await ctx.platform().clockOffsetMs()
     } catch {
       // Without the platform clock the countdown reads the wall clock.
     }
@@ -148,7 +148,8 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
     submitting: async () => {
       const id = state.payment.identifier
       try {
-        dispatch({ type: 'submitted', payment: await call(`/v2/client/payments/${enc(id)}/submit`, { method: 'POST', token: auth.token }) })
+        // Sandbox: the user's token pays; production: the signed-in person's account does (platform.js).
+        dispatch({ type: 'submitted', payment: await ctx.platform().pay(id, auth.token) })
       } catch (error) {
         // The message stays until the next Pay, and the app hears of it.
         const payment = error.body?.payment

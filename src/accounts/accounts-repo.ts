@@ -1,0 +1,131 @@
+import { type Kysely, sql } from 'kysely'
+import type { DB } from '../db/schema.js'
+
+export interface SessionRecord {
+  id: string
+  user_id: string
+  username: string
+  roles: string[]
+  created_at: Date
+  expires_at: Date
+}
+
+export interface ConsentRecord {
+  app_id: string
+  name: string
+  uid: string
+  scopes: string[]
+  notifications_enabled: boolean
+  updated_at: Date
+}
+
+const text = (column: string) => sql<string>`${sql.ref(column)}::text`
+
+/** The SQL of accounts and their sessions. Times are the database's (`now()`). */
+export function accountsRepo(db: Kysely<DB>) {
+  return {
+    async findUserByName(username: string) {
+      return db
+        .selectFrom('users')
+        .select(['id', 'username', 'password_hash', 'roles'])
+        .where('username_key', '=', username.toLowerCase())
+        .executeTakeFirst()
+    },
+
+    async findUser(userId: string) {
+      return db
+        .selectFrom('users as u')
+        .leftJoin('ledger_accounts as l', 'l.address', 'u.wallet_address')
+        .select(['u.id', 'u.username', 'u.password_hash', 'u.roles', 'u.wallet_address', 'u.created_at'])
+        .select(text('l.balance').as('balance'))
+        .where('u.id', '=', userId)
+        .executeTakeFirst()
+    },
+
+    async setPasswordHash(userId: string, passwordHash: string): Promise<void> {
+      await db.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', userId).execute()
+    },
+
+    async insertSession(row: { id: string; token_hash: string; user_id: string }, maxSeconds: number): Promise<Date> {
+      const inserted = await db
+        .insertInto('account_sessions')
+        .values({ ...row, expires_at: sql<Date>`now() + make_interval(secs => ${maxSeconds})` })
+        .returning('expires_at')
+        .executeTakeFirstOrThrow()
+      return inserted.expires_at
+    },
+
+    /**
+     * The live session of this token hash, its use recorded (`last_seen_at`): one statement, so a
+     * session revoked, expired or idle past `idleSeconds` is never answered, on any process.
+     */
+    async touchSession(tokenHash: string, idleSeconds: number): Promise<SessionRecord | undefined> {
+      const { rows } = await sql<SessionRecord>`
+        update account_sessions s set last_seen_at = now()
+        from users u
+        where s.token_hash = ${tokenHash} and u.id = s.user_id and s.revoked_at is null and s.expires_at > now()
+          and s.last_seen_at > now() - make_interval(secs => ${idleSeconds})
+        returning s.id, s.user_id, u.username, u.roles, s.created_at, s.expires_at`.execute(db)
+      return rows[0]
+    },
+
+    async revokeSessionByHash(tokenHash: string): Promise<void> {
+      await db
+        .updateTable('account_sessions')
+        .set({ revoked_at: sql<Date>`now()` })
+        .where('token_hash', '=', tokenHash)
+        .where('revoked_at', 'is', null)
+        .execute()
+    },
+
+    /** Revokes one session of the user, or all of them (`sessionId` undefined) but `except`; answers how many. */
+    async revokeSessions(userId: string, options: { sessionId?: string; except?: string } = {}): Promise<number> {
+      let query = db
+        .updateTable('account_sessions')
+        .set({ revoked_at: sql<Date>`now()` })
+        .where('user_id', '=', userId)
+        .where('revoked_at', 'is', null)
+      if (options.sessionId !== undefined) query = query.where('id', '=', options.sessionId)
+      if (options.except !== undefined) query = query.where('id', '<>', options.except)
+      const result = await query.executeTakeFirst()
+      return Number(result.numUpdatedRows)
+    },
+
+    async liveSessions(userId: string, idleSeconds: number) {
+      return db
+        .selectFrom('account_sessions')
+        .select(['id', 'created_at', 'last_seen_at', 'expires_at'])
+        .where('user_id', '=', userId)
+        .where('revoked_at', 'is', null)
+        .where('expires_at', '>', sql<Date>`now()`)
+        .where('last_seen_at', '>', sql<Date>`now() - make_interval(secs => ${idleSeconds})`)
+        .orderBy('created_at', 'desc')
+        .limit(100)
+        .execute()
+    },
+
+    /** The directory: every app with a frontend URL, newest first (at most `limit`). */
+    async directory(limit: number) {
+      return db
+        .selectFrom('apps')
+        .select(['id', 'name', 'url', 'created_at'])
+        .where('url', 'is not', null)
+        .orderBy('created_at', 'desc')
+        .orderBy('id')
+        .limit(limit)
+        .execute()
+    },
+
+    /** The apps the user has signed in to, newest change first; a withdrawn consent has no scopes left. */
+    async consents(userId: string): Promise<ConsentRecord[]> {
+      return db
+        .selectFrom('app_users as au')
+        .innerJoin('apps as a', 'a.id', 'au.app_id')
+        .select(['au.app_id', 'a.name', 'au.uid', 'au.scopes', 'au.notifications_enabled', 'au.updated_at'])
+        .where('au.user_id', '=', userId)
+        .orderBy('au.updated_at', 'desc')
+        .limit(500)
+        .execute()
+    },
+  }
+}

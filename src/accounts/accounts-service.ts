@@ -1,0 +1,170 @@
+import type { Kysely } from 'kysely'
+import type { AccountLimits, ThrottleLimit } from '../config.js'
+import { ApiError } from '../core/errors.js'
+import type { SessionPrincipal } from '../core/principals.js'
+import type { DB } from '../db/schema.js'
+import type { IdentityService } from '../identity/identity-service.js'
+import { formatAmount, parseStoredAmount } from '../ledger/amounts.js'
+import { newId, newSecret, sha256Hex } from '../lib/crypto.js'
+import { accountsRepo } from './accounts-repo.js'
+import { checkNewPassword, hashPassword, verifyPassword } from './passwords.js'
+import { signinThrottle } from './throttle.js'
+
+/** A session just begun: the token goes to the browser (once, in the cookie); only its hash is kept. */
+export interface NewSession {
+  token: string
+  sessionId: string
+  expiresAt: Date
+}
+
+/** A session begun by a sign-up or a sign-in, and whose it is. */
+export interface StartedSession extends NewSession {
+  userId: string
+  username: string
+}
+
+export interface Credentials {
+  username: string
+  password: string
+}
+
+const INVALID = 'The username or the password is wrong.'
+
+export function accountsServiceFactory(deps: {
+  db: Kysely<DB>
+  identity: IdentityService
+  limits: AccountLimits
+  /** passwords.ts's passwordPepper(PLINTH_SECRET_KEY). */
+  pepper: Buffer
+}) {
+  const { db, identity, limits, pepper } = deps
+  const repo = accountsRepo(db)
+  const throttle = signinThrottle(db)
+
+  const refuseIfOver = async (key: string, limit: ThrottleLimit): Promise<void> => {
+    const verdict = await throttle.attempt(key, limit)
+    if (!verdict.allowed) {
+      throw new ApiError('too_many_attempts', `Too many attempts; try again in ${verdict.retryAfterSeconds} s.`).retryAfter(
+        verdict.retryAfterSeconds,
+      )
+    }
+  }
+
+  /** Begins a session, ending the one the browser held (`replacing`, its token): a session id is never carried across a sign-in. */
+  const beginSession = async (userId: string, replacing: string | undefined): Promise<NewSession> => {
+    if (replacing !== undefined) await repo.revokeSessionByHash(sha256Hex(replacing))
+    const token = newSecret()
+    const sessionId = newId('ses')
+    const expiresAt = await repo.insertSession({ id: sessionId, token_hash: sha256Hex(token), user_id: userId }, limits.sessionMaxSeconds)
+    return { token, sessionId, expiresAt }
+  }
+
+  return {
+    limits,
+    beginSession,
+    refuseIfOver,
+
+    /** A new user with a password and a wallet (empty in production until money is issued), signed in. */
+    async signup(input: Credentials, address: string, replacing: string | undefined): Promise<StartedSession> {
+      await refuseIfOver(`signup-address:${address}`, limits.signupPerAddress)
+      const password = checkNewPassword(input.password, input.username)
+      const user = await identity.createUser(input.username, { passwordHash: await hashPassword(password, pepper) })
+      return { ...(await beginSession(user.userId, replacing)), userId: user.userId, username: user.username }
+    },
+
+    /**
+     * Signs in: the same answer (401 invalid_credentials) and about the same time for an unknown
+     * user, a user without a password and a wrong password. Throttled per address and per account
+     * (counted whether the account exists or not) before the password is looked at.
+     */
+    async signin(input: Credentials, address: string, replacing: string | undefined): Promise<StartedSession> {
+      const accountKey = `signin-account:${input.username.toLowerCase()}`
+      await refuseIfOver(`signin-address:${address}`, limits.signinPerAddress)
+      await refuseIfOver(accountKey, limits.signinPerAccount)
+      const user = await repo.findUserByName(input.username)
+      const ok = await verifyPassword(user?.password_hash, input.password, pepper)
+      if (user === undefined || !ok) throw new ApiError('invalid_credentials', INVALID)
+      await throttle.clear(accountKey)
+      return { ...(await beginSession(user.id, replacing)), userId: user.id, username: user.username }
+    },
+
+    /** The session of a cookie's token, if it is live; every call records its use. */
+    async verifySession(token: string): Promise<SessionPrincipal | undefined> {
+      const row = await repo.touchSession(sha256Hex(token), limits.sessionIdleSeconds)
+      if (row === undefined) return undefined
+      return { kind: 'session', sessionId: row.id, userId: row.user_id, username: row.username, roles: row.roles }
+    },
+
+    async signout(token: string): Promise<void> {
+      await repo.revokeSessionByHash(sha256Hex(token))
+    },
+
+    /** Ends every session of the account, this one included; answers how many. */
+    signoutEverywhere(userId: string): Promise<number> {
+      return repo.revokeSessions(userId)
+    },
+
+    async endSession(userId: string, sessionId: string): Promise<void> {
+      if ((await repo.revokeSessions(userId, { sessionId })) === 0) throw new ApiError('not_found', 'No live session of yours has that id.')
+    },
+
+    sessions(userId: string) {
+      return repo.liveSessions(userId, limits.sessionIdleSeconds)
+    },
+
+    /**
+     * Changes the password after checking the current one (throttled as a sign-in is): every other
+     * session ends, and this one is replaced by a new one.
+     */
+    async changePassword(
+      principal: SessionPrincipal,
+      input: { current: string; next: string },
+      address: string,
+      token: string,
+    ): Promise<NewSession> {
+      const accountKey = `signin-account:${principal.username.toLowerCase()}`
+      await refuseIfOver(`signin-address:${address}`, limits.signinPerAddress)
+      await refuseIfOver(accountKey, limits.signinPerAccount)
+      const user = await repo.findUser(principal.userId)
+      if (user === undefined || !(await verifyPassword(user.password_hash, input.current, pepper))) {
+        throw new ApiError('invalid_credentials', 'The current password is wrong.')
+      }
+      await throttle.clear(accountKey)
+      const password = checkNewPassword(input.next, principal.username)
+      await repo.setPasswordHash(principal.userId, await hashPassword(password, pepper))
+      await repo.revokeSessions(principal.userId, { except: principal.sessionId })
+      return beginSession(principal.userId, token)
+    },
+
+    /** The apps people can open: those with a frontend URL. */
+    async directory() {
+      const rows = await repo.directory(500)
+      return rows.map((row) => ({ app_id: row.id, name: row.name, url: row.url ?? '', created_at: row.created_at.toISOString() }))
+    },
+
+    /** The account as its owner sees it. */
+    async account(principal: SessionPrincipal) {
+      const user = await repo.findUser(principal.userId)
+      if (user === undefined) throw new ApiError('session_required', 'Your account is gone; sign in again.')
+      const consents = await repo.consents(principal.userId)
+      return {
+        user_id: user.id,
+        username: user.username,
+        roles: user.roles,
+        created_at: user.created_at.toISOString(),
+        has_password: user.password_hash !== null,
+        wallet: { address: user.wallet_address, balance: formatAmount(parseStoredAmount(user.balance ?? '0')) },
+        consents: consents.map((c) => ({
+          app_id: c.app_id,
+          name: c.name,
+          uid: c.uid,
+          scopes: c.scopes,
+          notifications_enabled: c.notifications_enabled,
+          updated_at: c.updated_at.toISOString(),
+        })),
+      }
+    },
+  }
+}
+
+export type AccountsService = ReturnType<typeof accountsServiceFactory>

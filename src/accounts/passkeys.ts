@@ -1,0 +1,184 @@
+import {
+  type AuthenticationResponseJSON,
+  type AuthenticatorTransportFuture,
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  type RegistrationResponseJSON,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+} from '@simplewebauthn/server'
+import { type Kysely, sql } from 'kysely'
+import { ApiError } from '../core/errors.js'
+import type { SessionPrincipal } from '../core/principals.js'
+import type { DB } from '../db/schema.js'
+import type { AccountsService, StartedSession } from './accounts-service.js'
+
+/**
+ * Passkeys (docs/accounts.md, "Passkeys"): WebAuthn registration and sign-in with
+ * @simplewebauthn/server. Each ceremony's challenge is stored and used once, within five minutes.
+ * Sign-in is usernameless (discoverable credentials): the credential names its account.
+ *
+ * The relying party is the host the page was loaded from: `rpID` its name, the expected origins
+ * the platform's public origin and that host over http and https. The host check (site-guard.ts)
+ * has already refused every name this server is not known by, so no other site's name can enter.
+ */
+export interface RelyingParty {
+  rpID: string
+  origins: string[]
+}
+
+const CHALLENGE_SECONDS = 300
+const MAX_PASSKEYS = 20
+const TRANSPORTS = new Set(['ble', 'cable', 'hybrid', 'internal', 'nfc', 'smart-card', 'usb'])
+
+const unverified = () => new ApiError('invalid_credentials', 'The passkey could not be verified.')
+
+export function passkeysServiceFactory(deps: { db: Kysely<DB>; accounts: AccountsService }) {
+  const { db, accounts } = deps
+
+  const storeChallenge = async (challenge: string, purpose: 'register' | 'signin', userId: string | null) => {
+    await db.deleteFrom('webauthn_challenges').where('expires_at', '<', sql<Date>`now()`).execute()
+    await db
+      .insertInto('webauthn_challenges')
+      .values({ challenge, purpose, user_id: userId, expires_at: sql<Date>`now() + make_interval(secs => ${CHALLENGE_SECONDS})` })
+      .execute()
+  }
+
+  /** Deletes the challenge and answers whether it was live and issued for this purpose and user: a challenge is used once. */
+  const consume = (purpose: 'register' | 'signin', userId: string | null) => async (challenge: string) => {
+    const row = await db
+      .deleteFrom('webauthn_challenges')
+      .where('challenge', '=', challenge)
+      .returning(['purpose', 'user_id', sql<boolean>`expires_at > now()`.as('live')])
+      .executeTakeFirst()
+    return row?.live === true && row.purpose === purpose && row.user_id === userId
+  }
+
+  const transports = (list: readonly string[] | undefined): AuthenticatorTransportFuture[] =>
+    (list ?? []).filter((t) => TRANSPORTS.has(t)) as AuthenticatorTransportFuture[]
+
+  return {
+    async registrationOptions(principal: SessionPrincipal, rp: RelyingParty) {
+      const existing = await db
+        .selectFrom('account_passkeys')
+        .select(['id', 'transports'])
+        .where('user_id', '=', principal.userId)
+        .execute()
+      if (existing.length >= MAX_PASSKEYS)
+        throw new ApiError('invalid_arguments', `An account has at most ${MAX_PASSKEYS} passkeys; remove one first.`)
+      const options = await generateRegistrationOptions({
+        rpName: 'Plinth',
+        rpID: rp.rpID,
+        userName: principal.username,
+        userID: new TextEncoder().encode(principal.userId),
+        attestationType: 'none',
+        excludeCredentials: existing.map((row) => ({ id: row.id, transports: transports(row.transports) })),
+        authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
+      })
+      await storeChallenge(options.challenge, 'register', principal.userId)
+      return options
+    },
+
+    async register(principal: SessionPrincipal, response: RegistrationResponseJSON, name: string, rp: RelyingParty) {
+      let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>>
+      try {
+        verified = await verifyRegistrationResponse({
+          response,
+          expectedChallenge: consume('register', principal.userId),
+          expectedOrigin: rp.origins,
+          expectedRPID: rp.rpID,
+          requireUserVerification: false,
+        })
+      } catch (error) {
+        throw new ApiError(
+          'invalid_arguments',
+          `The passkey was not registered: ${error instanceof Error ? error.message : 'not a registration'}`,
+        )
+      }
+      if (!verified.verified) throw new ApiError('invalid_arguments', 'The passkey was not registered: the response did not verify.')
+      const { credential } = verified.registrationInfo
+      const inserted = await db
+        .insertInto('account_passkeys')
+        .values({
+          id: credential.id,
+          user_id: principal.userId,
+          public_key: Buffer.from(credential.publicKey).toString('base64url'),
+          counter: credential.counter,
+          transports: transports(credential.transports),
+          name,
+        })
+        .onConflict((oc) => oc.column('id').doNothing())
+        .returning(['id', 'name', 'created_at'])
+        .executeTakeFirst()
+      if (inserted === undefined) throw new ApiError('invalid_arguments', 'This passkey is registered already.')
+      return { id: inserted.id, name: inserted.name, created_at: inserted.created_at.toISOString() }
+    },
+
+    async list(userId: string) {
+      const rows = await db
+        .selectFrom('account_passkeys')
+        .select(['id', 'name', 'created_at', 'last_used_at'])
+        .where('user_id', '=', userId)
+        .orderBy('created_at')
+        .execute()
+      return rows.map((row) => ({
+        id: row.id,
+        name: row.name,
+        created_at: row.created_at.toISOString(),
+        last_used_at: row.last_used_at?.toISOString() ?? null,
+      }))
+    },
+
+    async remove(userId: string, passkeyId: string): Promise<void> {
+      const removed = await db.deleteFrom('account_passkeys').where('id', '=', passkeyId).where('user_id', '=', userId).executeTakeFirst()
+      if (removed.numDeletedRows === 0n) throw new ApiError('not_found', 'No passkey of yours has that id.')
+    },
+
+    /** Options for a usernameless sign-in; counted against the address's sign-in attempts. */
+    async signinOptions(address: string, rp: RelyingParty) {
+      await accounts.refuseIfOver(`signin-address:${address}`, accounts.limits.signinPerAddress)
+      const options = await generateAuthenticationOptions({ rpID: rp.rpID, userVerification: 'preferred' })
+      await storeChallenge(options.challenge, 'signin', null)
+      return options
+    },
+
+    /** Signs in with a passkey: its account's new session, the browser's old one ended. Any failure is 401 invalid_credentials. */
+    async signin(response: AuthenticationResponseJSON, rp: RelyingParty, replacing: string | undefined): Promise<StartedSession> {
+      const found = await db
+        .selectFrom('account_passkeys as p')
+        .innerJoin('users as u', 'u.id', 'p.user_id')
+        .select(['p.id', 'p.public_key', 'p.counter', 'p.transports', 'u.id as user_id', 'u.username'])
+        .where('p.id', '=', response.id)
+        .executeTakeFirst()
+      if (found === undefined) throw unverified()
+      let result: Awaited<ReturnType<typeof verifyAuthenticationResponse>>
+      try {
+        result = await verifyAuthenticationResponse({
+          response,
+          expectedChallenge: consume('signin', null),
+          expectedOrigin: rp.origins,
+          expectedRPID: rp.rpID,
+          credential: {
+            id: found.id,
+            publicKey: new Uint8Array(Buffer.from(found.public_key, 'base64url')),
+            counter: Number(found.counter),
+            transports: transports(found.transports),
+          },
+          requireUserVerification: false,
+        })
+      } catch {
+        throw unverified()
+      }
+      if (!result.verified) throw unverified()
+      // A counter that did not move forward (when the authenticator keeps one) is a cloned key: refused above by the library.
+      await db
+        .updateTable('account_passkeys')
+        .set({ counter: result.authenticationInfo.newCounter, last_used_at: sql<Date>`now()` })
+        .where('id', '=', found.id)
+        .execute()
+      return { ...(await accounts.beginSession(found.user_id, replacing)), userId: found.user_id, username: found.username }
+    },
+  }
+}
+
+export type PasskeysService = ReturnType<typeof passkeysServiceFactory>

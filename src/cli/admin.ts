@@ -1,0 +1,212 @@
+import { userInfo } from 'node:os'
+import { createInterface } from 'node:readline'
+import { parseArgs } from 'node:util'
+import { adminServiceFactory } from '../admin/admin-service.js'
+import { createPlatformClock } from '../clock/clock.js'
+import { clockRepo } from '../clock/clock-repo.js'
+import { ConfigError, loadConfig } from '../config.js'
+import { ApiError } from '../core/errors.js'
+import { openDatabase } from '../db/database.js'
+import { resolveSecretKey } from '../lib/secret-key.js'
+
+/** `plinth admin`: exit codes as the other commands' (0 done, 1 refused, 2 usage), and 3 when the database cannot be opened. */
+export const ADMIN_EXIT = { ok: 0, refused: 1, usage: 2, noDatabase: 3 } as const
+
+export const ADMIN_HELP = `plinth admin <command> [options]   (docs/production.md)
+
+Talks to the platform's database directly: DATABASE_URL (or --database-url), else the embedded
+database in PLINTH_DATA_DIR (or --data-dir; stop the server that uses it first). Wallet seeds are
+sealed under PLINTH_SECRET_KEY (or the data directory's secret.key). Every command writes an
+audit record.
+
+Commands
+  create-operator <username>                     a user with the operator role; the password is read
+                                                 from standard input (or asked for), never a flag
+  users grant-developer <username>               give a user the developer role
+  apps create --owner <username> --name <name> --url <url>
+                                                 an app owned by a developer: prints its id, a server
+                                                 API key, and its wallet's address and seed (once)
+  wallets issue <username | app id> <amount> --reason <text>
+                                                 issue new money into a wallet (a ledger transaction
+                                                 from the platform's issuing account)
+  audit [--limit N]                              the newest audit records, and whether the chain is whole
+
+Options
+  --json                machine-readable output
+  --database-url URL    a PostgreSQL server
+  --data-dir DIR        the embedded database's directory
+  -h, --help`
+
+export class AdminUsageError extends Error {}
+
+/** The password: standard input when it is not a terminal (its first line), else asked for twice without echo. */
+async function readPassword(): Promise<string> {
+  if (!process.stdin.isTTY) {
+    let text = ''
+    for await (const chunk of process.stdin) text += String(chunk)
+    return text.replace(/\r?\n$/, '').split(/\r?\n/, 1)[0] ?? ''
+  }
+  const ask = (question: string) =>
+    new Promise<string>((resolve) => {
+      const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true })
+      const muted = rl as unknown as { _writeToOutput: (text: string) => void }
+      process.stderr.write(question)
+      muted._writeToOutput = () => {}
+      rl.question('', (answer) => {
+        rl.close()
+        process.stderr.write('\n')
+        resolve(answer)
+      })
+    })
+  const first = await ask('Password: ')
+  if ((await ask('Again: ')) !== first) throw new AdminUsageError('the two passwords differ')
+  return first
+}
+
+export async function runAdmin(argv: string[], out: (line: string) => void): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+      'database-url': { type: 'string' },
+      'data-dir': { type: 'string' },
+      owner: { type: 'string' },
+      name: { type: 'string' },
+      url: { type: 'string' },
+      reason: { type: 'string' },
+      limit: { type: 'string' },
+    },
+  })
+  if (values.help || positionals.length === 0) {
+    out(ADMIN_HELP)
+    return values.help ? ADMIN_EXIT.ok : ADMIN_EXIT.usage
+  }
+  const need = (value: string | undefined, what: string): string => {
+    if (value === undefined || value === '') throw new AdminUsageError(`missing ${what}`)
+    return value
+  }
+  const [command, sub, ...rest] = positionals
+  // Checked before the database is opened: a usage error costs nothing.
+  const commands: Record<string, () => void> = {
+    'create-operator': () => need(sub, '<username>'),
+    users: () => (sub === 'grant-developer' ? need(rest[0], '<username>') : need(undefined, 'grant-developer <username>')),
+    apps: () => {
+      if (sub !== 'create') throw new AdminUsageError('apps takes: create --owner <username> --name <name> --url <url>')
+      need(values.owner, '--owner <username>')
+      need(values.name, '--name <name>')
+      need(values.url, '--url <url>')
+    },
+    wallets: () => {
+      if (sub !== 'issue') throw new AdminUsageError('wallets takes: issue <username | app id> <amount> --reason <text>')
+      need(rest[0], '<username | app id>')
+      need(rest[1], '<amount>')
+      need(values.reason, '--reason <text>')
+    },
+    audit: () => {
+      if (values.limit !== undefined && !/^[1-9]\d{0,3}$/.test(values.limit)) throw new AdminUsageError('--limit takes 1 to 9999')
+    },
+  }
+  const check = command === undefined ? undefined : commands[command]
+  if (check === undefined) throw new AdminUsageError(`unknown admin command: ${positionals.join(' ')}`)
+  check()
+  const password = command === 'create-operator' ? await readPassword() : undefined
+
+  const env = { ...process.env }
+  if (values['database-url'] !== undefined) env.DATABASE_URL = values['database-url']
+  if (values['data-dir'] !== undefined) env.PLINTH_DATA_DIR = values['data-dir']
+  let config: ReturnType<typeof loadConfig>
+  try {
+    config = loadConfig(env)
+  } catch (error) {
+    if (error instanceof ConfigError) throw new AdminUsageError(error.message)
+    throw error
+  }
+  const secretKey = resolveSecretKey(config)
+  let database: Awaited<ReturnType<typeof openDatabase>>
+  try {
+    database = await openDatabase({
+      databaseUrl: config.databaseUrl,
+      schema: config.databaseSchema,
+      dataDir: config.dataDir,
+      poolSize: 2,
+    })
+  } catch (error) {
+    process.stderr.write(`plinth admin: cannot open the database: ${error instanceof Error ? error.message : String(error)}\n`)
+    return ADMIN_EXIT.noDatabase
+  }
+  const clock = await createPlatformClock({ store: clockRepo(database.db) })
+  let actor = 'cli'
+  try {
+    actor = `cli:${userInfo().username}`
+  } catch {
+    // No user name in this environment: "cli" alone.
+  }
+  const admin = adminServiceFactory({ db: database.db, clock, secretKey, publicUrl: config.publicUrl, actor })
+  const show = (value: unknown, text: string) => out(values.json ? JSON.stringify(value) : text)
+  try {
+    switch (command) {
+      case 'create-operator': {
+        const created = await admin.createOperator(need(sub, '<username>'), password ?? '')
+        show(created, `operator ${created.username} (${created.user_id})\n  wallet ${created.wallet_address}`)
+        break
+      }
+      case 'users': {
+        const granted = await admin.grant(need(rest[0], '<username>'), 'developer')
+        show(granted, `${granted.username} ${granted.already ? 'was already' : 'is now'} a developer`)
+        break
+      }
+      case 'apps': {
+        const app = await admin.createApp({
+          owner: need(values.owner, '--owner'),
+          name: need(values.name, '--name'),
+          url: need(values.url, '--url'),
+        })
+        show(
+          app,
+          `app ${app.app_id} (${app.name}), owned by ${app.owner}\n  url ${app.url}\n  server API key ${app.api_key}   (shown once)\n` +
+            `  wallet ${app.wallet.address}\n  wallet seed ${app.wallet.seed}   (shown once)`,
+        )
+        break
+      }
+      case 'wallets': {
+        const issued = await admin.issue({
+          target: need(rest[0], 'target'),
+          amount: need(rest[1], 'amount'),
+          reason: need(values.reason, '--reason'),
+        })
+        show(
+          issued,
+          `issued ${issued.amount} Pi to ${issued.target} (${issued.address}) in ledger ${issued.ledger}\n  transaction ${issued.transaction}\n  balance ${issued.balance}`,
+        )
+        break
+      }
+      case 'audit': {
+        const trail = await admin.auditTrail(Number(values.limit ?? 20))
+        show(
+          trail,
+          [
+            ...trail.records.map(
+              (r) => `${r.id}  ${r.at.toISOString()}  ${r.actor}  ${r.action}  ${r.target ?? ''}  ${JSON.stringify(r.details)}`,
+            ),
+            trail.broken_at === null ? 'chain: whole' : `chain: BROKEN at record ${trail.broken_at}`,
+          ].join('\n'),
+        )
+        if (trail.broken_at !== null) return ADMIN_EXIT.refused
+        break
+      }
+    }
+    return ADMIN_EXIT.ok
+  } catch (error) {
+    if (error instanceof ApiError) {
+      if (values.json) out(JSON.stringify(error.toBody()))
+      process.stderr.write(`plinth admin: ${error.message} (${error.code})\n`)
+      return ADMIN_EXIT.refused
+    }
+    throw error
+  } finally {
+    clock.stop()
+    await database.close()
+  }
+}

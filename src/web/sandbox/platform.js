@@ -1,0 +1,58 @@
+/**
+ * What the platform page asks of the platform, in its two modes (one page, not a copy):
+ *
+ * - sandbox: the developer acts as any test user through the sandbox API;
+ * - production: a person signed in to their own account, through the account API (the session
+ *   cookie). Payments are paid by the account API, never by the app's access token.
+ */
+import { ApiError, account, call, sandbox } from './api.js'
+
+const enc = encodeURIComponent
+
+export function createPlatform(mode) {
+  if (mode === 'production') {
+    const directory = async () => (await account('/account/apps')).apps
+    return {
+      mode,
+      /** Who is signed in, as the page keeps it; undefined when nobody is. */
+      async currentUser() {
+        try {
+          const me = await account('/account')
+          return { user_id: me.user_id, username: me.username, wallet_address: me.wallet.address }
+        } catch (error) {
+          if (error.code === 'session_required') return undefined
+          throw error
+        }
+      },
+      /** The apps the user signed in to: `{app_id, name, scopes, notifications_enabled}`. */
+      userApps: async () => (await account('/account')).consents,
+      listApps: directory,
+      async getApp(appId) {
+        const found = (await directory()).find((app) => app.app_id === appId)
+        if (found === undefined) throw new ApiError(404, { error: 'app_not_found', error_message: `No app ${appId} in the directory.` })
+        return found
+      },
+      authenticate: (appId, _user, scopes) => account(`/account/apps/${enc(appId)}/authenticate`, { method: 'POST', body: { scopes } }),
+      clockOffsetMs: async () => 0,
+      /** The user confirms: the platform pays from their wallet. */
+      pay: (paymentId) => account(`/account/payments/${enc(paymentId)}/pay`, { method: 'POST' }),
+      /** The user's payments, for naming the wallet's transactions by app and memo. */
+      payments: async () => (await account('/account/payments?limit=50')).payments,
+    }
+  }
+  return {
+    mode,
+    currentUser: async () => undefined,
+    userApps: async (user) => (await sandbox(`/sandbox/users/${enc(user.user_id)}`)).apps,
+    listApps: async () => (await sandbox('/sandbox/apps?limit=50')).apps,
+    getApp: (appId) => sandbox(`/sandbox/apps/${enc(appId)}`),
+    authenticate: (appId, user, scopes, expiresIn) =>
+      sandbox(`/sandbox/apps/${enc(appId)}/authenticate`, {
+        method: 'POST',
+        body: { user_id: user.user_id, scopes, ...(expiresIn === undefined ? {} : { expires_in: expiresIn }) },
+      }),
+    clockOffsetMs: async () => (await sandbox('/sandbox/clock')).offset_seconds * 1000,
+    pay: (paymentId, token) => call(`/v2/client/payments/${enc(paymentId)}/submit`, { method: 'POST', token }),
+    payments: async () => undefined,
+  }
+}
