@@ -232,6 +232,22 @@ export function adminServiceFactory(deps: { db: Kysely<DB>; clock: Clock; secret
       }
     },
 
+    /**
+     * The ledger's books: every Pi issued (funded) is in a balance or was burnt as a fee, no
+     * balance is negative, and each account's balance is its fundings and payments.
+     */
+    async ledgerCheck() {
+      const checked = await ledger.checkInvariants()
+      return {
+        total_issued: checked.totalFunded,
+        total_balances: checked.totalBalances,
+        total_fees: checked.totalFees,
+        negative_balances: checked.negativeBalances,
+        mismatched_accounts: checked.mismatchedAccounts,
+        balanced: checked.ok,
+      }
+    },
+
     /** The audit log, newest first, and whether its chain is whole. */
     async auditTrail(limit: number) {
       return { records: await audit.list(limit), broken_at: (await audit.verify()) ?? null }

@@ -29,6 +29,7 @@ Commands
   wallets issue <username | app id> <amount> --reason <text>
                                                  issue new money into a wallet (a ledger transaction
                                                  from the platform's issuing account)
+  ledger check                                   the books: every Pi issued is in a balance or was burnt as a fee
   audit [--limit N]                              the newest audit records, and whether the chain is whole
 
 Options
@@ -103,6 +104,9 @@ export async function runAdmin(argv: string[], out: (line: string) => void): Pro
       need(rest[0], '<username | app id>')
       need(rest[1], '<amount>')
       need(values.reason, '--reason <text>')
+    },
+    ledger: () => {
+      if (sub !== 'check') throw new AdminUsageError('ledger takes: check')
     },
     audit: () => {
       if (values.limit !== undefined && !/^[1-9]\d{0,3}$/.test(values.limit)) throw new AdminUsageError('--limit takes 1 to 9999')
@@ -180,6 +184,18 @@ export async function runAdmin(argv: string[], out: (line: string) => void): Pro
           issued,
           `issued ${issued.amount} Pi to ${issued.target} (${issued.address}) in ledger ${issued.ledger}\n  transaction ${issued.transaction}\n  balance ${issued.balance}`,
         )
+        break
+      }
+      case 'ledger': {
+        const books = await admin.ledgerCheck()
+        show(
+          books,
+          `issued ${books.total_issued} = balances ${books.total_balances} + fees ${books.total_fees}: ${books.balanced ? 'balanced' : 'NOT BALANCED'}` +
+            (books.negative_balances + books.mismatched_accounts === 0
+              ? ''
+              : ` (${books.negative_balances} negative balances, ${books.mismatched_accounts} accounts whose balance is not their history)`),
+        )
+        if (!books.balanced) return ADMIN_EXIT.refused
         break
       }
       case 'audit': {

@@ -112,6 +112,16 @@ describe('production: the platform page with the demo shop, in Chromium', () => 
     await shop.getByTestId('whoami').getByText(`@${username}`).waitFor()
   })
 
+  it('opens an app at its registered URL only: a URL in the page’s address is ignored', async () => {
+    await open({ app: appId, url: `${attacker.url}/` })
+    await appFrame(page, shopUrl)
+    shop = page.frameLocator('#app-frame')
+    // Signed in to the shop again without a dialog: every scope it asks for was granted already.
+    await shop.getByTestId('signin').click()
+    await shop.getByTestId('whoami').getByText(`@${username}`).waitFor()
+    assert.equal(await dialog().count(), 0)
+  })
+
   it('a user-to-app payment: confirmed in the platform dialog, completed by the shop, the item delivered', async () => {
     // Money first: the operator issues it (docs/production.md).
     await adminOf(plinth.platform).issue({ target: username, amount: '20', reason: 'welcome' })

@@ -39,6 +39,7 @@ describe('accounts (production)', () => {
 
       const account = await browser.account()
       assert.equal(account.status, 200)
+      assert.equal(account.headers['cache-control'], 'no-store')
       assert.equal(account.body.username, username)
       assert.deepEqual(account.body.roles, [])
       assert.equal(account.body.has_password, true)
@@ -400,6 +401,32 @@ describe('accounts (production)', () => {
       )
     })
 
+    it('a challenge expires after five minutes, and an account holds at most 20 passkeys', async () => {
+      const { key } = await withPasskey()
+      const options = await accountBrowser(app).call('POST', '/account/signin/passkey/options', undefined, host)
+      await platform.db
+        .updateTable('webauthn_challenges')
+        .set({ expires_at: sql<Date>`now() - interval '1 second'` })
+        .where('challenge', '=', String(options.body.challenge))
+        .execute()
+      const late = await accountBrowser(app).call(
+        'POST',
+        '/account/signin/passkey/verify',
+        { response: key.assert(String(options.body.challenge)) },
+        host,
+      )
+      assertError(late, 401, 'invalid_credentials')
+
+      const user = await signedUp(app)
+      for (let i = 0; i < 20; i++) {
+        const next = await user.call('POST', '/account/passkeys/options', undefined, host)
+        const added = softPasskey({ rpID: 'plinth.test', origin }).register(String(next.body.challenge))
+        assert.equal((await user.call('POST', '/account/passkeys/verify', { response: added }, host)).status, 201)
+      }
+      const refused = assertError(await user.call('POST', '/account/passkeys/options', undefined, host), 400, 'invalid_arguments')
+      assert.match(refused.error_message, /at most 20 passkeys/)
+    })
+
     it('a removed passkey signs in no more; only its owner removes it', async () => {
       const { user, key } = await withPasskey()
       const intruder = await signedUp(app)
@@ -442,6 +469,15 @@ describe('accounts (production)', () => {
       assertError(await stale.account(), 401, 'session_required')
       assertError(await accountBrowser(app).signin(user.username), 401, 'invalid_credentials')
       assert.equal((await accountBrowser(app).signin(user.username, 'ember kettle glacier thimble')).status, 200)
+    })
+
+    it('counts wrong current passwords as sign-in attempts of the account', async () => {
+      const user = await signedUp(app)
+      const change = (current: string) =>
+        user.call('POST', '/account/password', { current_password: current, new_password: 'ember kettle glacier thimble' })
+      for (let i = 0; i < limits.signinPerAccount.attempts; i++) assertError(await change(`wrong ${i}`), 401, 'invalid_credentials')
+      assertError(await change(GOOD_PASSWORD), 429, 'too_many_attempts')
+      assertError(await accountBrowser(app).signin(user.username), 429, 'too_many_attempts')
     })
   })
 

@@ -205,6 +205,17 @@ describe(`plinth admin, spawned (${TEST_DB})`, () => {
     assert.match(readable.stdout, /^issued 1\.5000000 Pi to olga \(G[A-Z2-7]{55}\) in ledger \d+/)
     assert.equal((await run(['wallets', 'issue', 'nobody_here', '1', '--reason', 'x'])).code, 1)
 
+    const books = await run(['ledger', 'check', '--json'])
+    assert.equal(books.code, 0, books.stderr)
+    assert.deepEqual(JSON.parse(books.stdout), {
+      total_issued: '251.5000200',
+      total_balances: '251.5000000',
+      total_fees: '0.0000200',
+      negative_balances: 0,
+      mismatched_accounts: 0,
+      balanced: true,
+    })
+
     const audit = await run(['audit', '--json'])
     assert.equal(audit.code, 0)
     const trail = JSON.parse(audit.stdout) as { records: Array<{ action: string; actor: string }>; broken_at: string | null }
@@ -215,6 +226,17 @@ describe(`plinth admin, spawned (${TEST_DB})`, () => {
     assert.match(trail.records[0]?.actor ?? '', /^cli/)
     assert.equal(trail.broken_at, null)
     for (const secret of [GOOD_PASSWORD, created.api_key, created.wallet.seed]) assert.equal(audit.stdout.includes(secret), false)
+
+    // A record edited behind the command's back: the chain is broken there, and the command says so (exit 1).
+    const access = await setup.sql()
+    try {
+      await access.query(`update audit_log set target = 'someone else' where action = 'create-app'`)
+    } finally {
+      await access.close()
+    }
+    const broken = await run(['audit'])
+    assert.equal(broken.code, 1)
+    assert.match(broken.stdout, /chain: BROKEN at record \d+/)
   })
 
   it('exits 3 when the database cannot be opened', async () => {
