@@ -51,6 +51,9 @@ export interface RunningPlinth {
   stop(): Promise<void>
 }
 
+/** How many free ports startPlinth() tries when another process takes the one it found first. */
+const PORT_ATTEMPTS = 5
+
 async function freePort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer()
@@ -65,12 +68,10 @@ async function freePort(host: string): Promise<number> {
 /** A whole Plinth in this process, for an app's test suite (docs/testing.md). */
 export async function startPlinth(options: PlinthOptions = {}): Promise<RunningPlinth> {
   const host = options.host ?? '127.0.0.1'
-  const port = options.port ?? (await freePort(host))
   const freshSchema = options.databaseUrl !== undefined && options.databaseSchema === undefined
   const schema =
     options.databaseUrl === undefined ? undefined : (options.databaseSchema ?? `plinth_${process.pid}_${randomBytes(4).toString('hex')}`)
   const env: Record<string, string> = {
-    PORT: String(port),
     HOST: host,
     PLINTH_DATA_DIR: options.dataDir ?? 'memory',
     LOG_LEVEL: options.logLevel ?? 'silent',
@@ -87,18 +88,30 @@ export async function startPlinth(options: PlinthOptions = {}): Promise<RunningP
   set('PLINTH_APPROVAL_WINDOW_SECONDS', options.approvalWindowSeconds)
   set('PLINTH_AD_VERDICT_DELAY_SECONDS', options.adVerdictDelaySeconds)
   set('PLINTH_REQUEST_LOG', options.requestLog)
-  const config = loadConfig(env)
-  // In memory mode, the process's later platforms start from a migrated image of its first (openDatabase).
-  const server = await startServer(config, { seed: options.seed === 'demo', shareMemoryImage: true })
+  // A free port is found by listening on port 0 and closing; another process may take it before
+  // the platform listens on it (EADDRINUSE), so a port this function chose is chosen again, a few times.
+  let server: Awaited<ReturnType<typeof startServer>> | undefined
+  let port = 0
+  for (let attempt = 1; server === undefined; attempt++) {
+    port = options.port ?? (await freePort(host))
+    const config = loadConfig({ ...env, PORT: String(port) })
+    try {
+      // In memory mode, the process's later platforms start from a migrated image of its first (openDatabase).
+      server = await startServer(config, { seed: options.seed === 'demo', shareMemoryImage: true })
+    } catch (error) {
+      if (options.port !== undefined || attempt >= PORT_ATTEMPTS || (error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error
+    }
+  }
+  const running = server
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
   return {
     url,
     ledgerUrl: `${url}/ledger`,
     schema,
-    readyMs: server.readyMs,
+    readyMs: running.readyMs,
     sandbox: createSandboxClient(url, { adminToken: options.adminToken }),
     async stop() {
-      await server.close()
+      await running.close()
       if (freshSchema && options.keepSchema !== true && options.databaseUrl !== undefined) {
         const client = new pg.Client({ connectionString: options.databaseUrl })
         await client.connect()

@@ -178,13 +178,16 @@ const OUTPUT_KEPT = 64 * 1024
 /**
  * Runs the `plinth` command (src/cli/plinth.ts, built or through tsx) with `args`, as a user runs
  * it: `env` over this process's environment, `input` on its standard input; answers when it exits.
+ * As for a server (PlinthProcess), the backend is what `env` says: this process's own
+ * DATABASE_URL, schema, secret key and data directory do not leak in.
  */
 export function runPlinthCli(
   args: string[],
   options: { env?: NodeJS.ProcessEnv; input?: string } = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolveRun, reject) => {
-    const child = spawn(process.execPath, [...nodeArgs('src/cli/plinth.ts'), ...args], { env: { ...process.env, ...options.env } })
+    const { DATABASE_URL: _url, PLINTH_DB_SCHEMA: _schema, PLINTH_SECRET_KEY: _key, PLINTH_DATA_DIR: _dir, ...inherited } = process.env
+    const child = spawn(process.execPath, [...nodeArgs('src/cli/plinth.ts'), ...args], { env: { ...inherited, ...options.env } })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (chunk) => {

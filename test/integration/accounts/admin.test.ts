@@ -170,11 +170,8 @@ describe(`plinth admin, spawned (${TEST_DB})`, () => {
   })
   after(() => setup?.cleanup())
 
-  const run = (args: string[], input = '', env: Record<string, string> = {}) => {
-    // The backend is exactly setup.env (and env): a DATABASE_URL of this process must not leak in.
-    const { DATABASE_URL: _u, PLINTH_DB_SCHEMA: _s, PLINTH_SECRET_KEY: _k, PLINTH_DATA_DIR: _d, ...inherited } = process.env
-    return runPlinthCli(['admin', ...args], { env: { ...inherited, ...setup.env, ...env }, input })
-  }
+  const run = (args: string[], input = '', env: Record<string, string> = {}) =>
+    runPlinthCli(['admin', ...args], { env: { ...setup.env, ...env }, input })
 
   it('walks the operator’s first commands with --json and the documented exit codes', async () => {
     const help = await run(['--help'])
