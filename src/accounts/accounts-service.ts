@@ -67,7 +67,7 @@ export function accountsServiceFactory(deps: {
     /** A new user with a password and a wallet (empty in production until money is issued), signed in. */
     async signup(input: Credentials, address: string, replacing: string | undefined): Promise<StartedSession> {
       await refuseIfOver(`signup-address:${address}`, limits.signupPerAddress)
-      const password = checkNewPassword(input.password, input.username)
+      const password = await checkNewPassword(input.password, input.username)
       const user = await identity.createUser(input.username, { passwordHash: await hashPassword(password, pepper) })
       return { ...(await beginSession(user.userId, replacing)), userId: user.userId, username: user.username }
     },
@@ -130,7 +130,7 @@ export function accountsServiceFactory(deps: {
         throw new ApiError('invalid_credentials', 'The current password is wrong.')
       }
       await throttle.clear(accountKey)
-      const password = checkNewPassword(input.next, principal.username)
+      const password = await checkNewPassword(input.next, principal.username)
       await repo.setPasswordHash(principal.userId, await hashPassword(password, pepper))
       await repo.revokeSessions(principal.userId, { except: principal.sessionId })
       return beginSession(principal.userId, token)

@@ -1,12 +1,4 @@
-import {
-  type AuthenticationResponseJSON,
-  type AuthenticatorTransportFuture,
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type RegistrationResponseJSON,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-} from '@simplewebauthn/server'
+import type { AuthenticationResponseJSON, AuthenticatorTransportFuture, RegistrationResponseJSON } from '@simplewebauthn/server'
 import { type Kysely, sql } from 'kysely'
 import { ApiError } from '../core/errors.js'
 import type { SessionPrincipal } from '../core/principals.js'
@@ -30,6 +22,13 @@ export interface RelyingParty {
 const CHALLENGE_SECONDS = 300
 const MAX_PASSKEYS = 20
 const TRANSPORTS = new Set(['ble', 'cable', 'hybrid', 'internal', 'nfc', 'smart-card', 'usb'])
+
+/** Loaded at first use: a second of module loading that a sandbox process never needs. */
+let library: Promise<typeof import('@simplewebauthn/server')> | undefined
+const webauthn = () => {
+  library ??= import('@simplewebauthn/server')
+  return library
+}
 
 const unverified = () => new ApiError('invalid_credentials', 'The passkey could not be verified.')
 
@@ -66,7 +65,7 @@ export function passkeysServiceFactory(deps: { db: Kysely<DB>; accounts: Account
         .execute()
       if (existing.length >= MAX_PASSKEYS)
         throw new ApiError('invalid_arguments', `An account has at most ${MAX_PASSKEYS} passkeys; remove one first.`)
-      const options = await generateRegistrationOptions({
+      const options = await (await webauthn()).generateRegistrationOptions({
         rpName: 'Plinth',
         rpID: rp.rpID,
         userName: principal.username,
@@ -80,6 +79,7 @@ export function passkeysServiceFactory(deps: { db: Kysely<DB>; accounts: Account
     },
 
     async register(principal: SessionPrincipal, response: RegistrationResponseJSON, name: string, rp: RelyingParty) {
+      const { verifyRegistrationResponse } = await webauthn()
       let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>>
       try {
         verified = await verifyRegistrationResponse({
@@ -137,7 +137,7 @@ export function passkeysServiceFactory(deps: { db: Kysely<DB>; accounts: Account
     /** Options for a usernameless sign-in; counted against the address's sign-in attempts. */
     async signinOptions(address: string, rp: RelyingParty) {
       await accounts.refuseIfOver(`signin-address:${address}`, accounts.limits.signinPerAddress)
-      const options = await generateAuthenticationOptions({ rpID: rp.rpID, userVerification: 'preferred' })
+      const options = await (await webauthn()).generateAuthenticationOptions({ rpID: rp.rpID, userVerification: 'preferred' })
       await storeChallenge(options.challenge, 'signin', null)
       return options
     },
@@ -151,6 +151,7 @@ export function passkeysServiceFactory(deps: { db: Kysely<DB>; accounts: Account
         .where('p.id', '=', response.id)
         .executeTakeFirst()
       if (found === undefined) throw unverified()
+      const { verifyAuthenticationResponse } = await webauthn()
       let result: Awaited<ReturnType<typeof verifyAuthenticationResponse>>
       try {
         result = await verifyAuthenticationResponse({

@@ -1,7 +1,6 @@
 import { createHmac, randomUUID } from 'node:crypto'
 import { hash, verify } from '@node-rs/argon2'
-import { ZxcvbnFactory } from '@zxcvbn-ts/core'
-import { adjacencyGraphs, dictionary } from '@zxcvbn-ts/language-common'
+import type { ZxcvbnFactory } from '@zxcvbn-ts/core'
 import { ApiError } from '../core/errors.js'
 import { unstorableText } from '../lib/text.js'
 
@@ -29,10 +28,15 @@ export const MIN_SCORE = 3
 /** `algorithm: 2` is the library's Algorithm.Argon2id (a const enum, which isolated modules cannot read). */
 const ARGON2 = { algorithm: 2, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const
 
-let estimator: ZxcvbnFactory | undefined
-/** Built at first use: loading the dictionaries takes about 50 ms. */
-const zxcvbn = (): ZxcvbnFactory => {
-  estimator ??= new ZxcvbnFactory({ dictionary, graphs: adjacencyGraphs })
+let estimator: Promise<ZxcvbnFactory> | undefined
+/**
+ * Loaded and built at first use: the dictionaries are 2 MB of code (a third of a second to load),
+ * which a sandbox process, and a production process until its first new password, never needs.
+ */
+const zxcvbn = (): Promise<ZxcvbnFactory> => {
+  estimator ??= Promise.all([import('@zxcvbn-ts/core'), import('@zxcvbn-ts/language-common')]).then(
+    ([core, common]) => new core.ZxcvbnFactory({ dictionary: common.dictionary, graphs: common.adjacencyGraphs }),
+  )
   return estimator
 }
 
@@ -45,7 +49,7 @@ export function normalizePassword(password: string): string {
 }
 
 /** Refuses a password that breaks the rules above (400 invalid_arguments or weak_password); answers it normalised. */
-export function checkNewPassword(password: string, username: string): string {
+export async function checkNewPassword(password: string, username: string): Promise<string> {
   const unstorable = unstorableText(password)
   if (unstorable !== undefined) throw new ApiError('invalid_arguments', `The password ${unstorable.message}.`)
   const normalized = normalizePassword(password)
@@ -54,7 +58,7 @@ export function checkNewPassword(password: string, username: string): string {
   if (length < PASSWORD_MIN || length > PASSWORD_MAX) {
     throw new ApiError('invalid_arguments', `A password has ${PASSWORD_MIN} to ${PASSWORD_MAX} characters; this one has ${length}.`)
   }
-  const result = zxcvbn().check(normalized, [username, 'plinth'])
+  const result = (await zxcvbn()).check(normalized, [username, 'plinth'])
   if (result.score < MIN_SCORE) {
     const why = result.feedback.warning === null ? '' : ` (${result.feedback.warning})`
     throw new ApiError(

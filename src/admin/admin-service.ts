@@ -83,7 +83,7 @@ export function adminServiceFactory(deps: { db: Kysely<DB>; clock: Clock; secret
   return {
     /** A user with the operator role and a password (checked as a sign-up's is). */
     async createOperator(username: string, password: string) {
-      const normalized = checkNewPassword(password, username)
+      const normalized = await checkNewPassword(password, username)
       const passwordHash = await hashPassword(normalized, passwordPepper(secretKey))
       return inTransaction(db, async (trx) => {
         const user = await services(trx).identity.createUser(username, { passwordHash, roles: ['operator'] })
