@@ -7,8 +7,8 @@
  *   2. lib, clock  src/lib/, src/clock/, src/config.ts (leaf helpers, the platform clock, configuration)
  *   3. core        src/core/ (errors, principals, scopes, cursors, shared schemas)
  *   4. http        src/http/ (the Fastify side every route shares)
- *   5. domains     the engine first: src/ledger/; then identity, apps, payments, ads, notifications,
- *                  request-log, accounts; then the surfaces that read the others: sandbox, admin, system,
+ *   5. domains     the engine first: src/ledger/; then audit, identity, apps, payments, ads, notifications,
+ *                  request-log, accounts, views; then the surfaces that read the others: sandbox, admin, portal, system,
  *                  console, web, client
  *   6. app         src/app.ts and its composition modules (src/app/)
  *   7. entries     src/server.ts, src/start.ts, src/index.ts, src/cli/
@@ -29,8 +29,8 @@ const LIB = '^src/(lib|clock)/|^src/config[.]ts$'
 const CORE = '^src/core/'
 const HTTP = '^src/http/'
 const ENGINE = ['ledger']
-const BUSINESS = ['identity', 'apps', 'payments', 'ads', 'notifications', 'request-log', 'accounts']
-const SURFACES = ['sandbox', 'admin', 'system', 'console', 'web', 'client']
+const BUSINESS = ['audit', 'identity', 'apps', 'payments', 'ads', 'notifications', 'request-log', 'accounts', 'views']
+const SURFACES = ['sandbox', 'admin', 'portal', 'system', 'console', 'web', 'client']
 const ALL_DOMAINS = [...ENGINE, ...BUSINESS, ...SURFACES]
 const DOMAINS = `^src/(${ALL_DOMAINS.join('|')})/`
 const APP = '^src/app([.]ts$|/)'
@@ -39,6 +39,8 @@ const ENTRIES = '^src/(server|start|index)[.]ts$|^src/cli/'
 /** Which other domains each domain may import (its ports); anything else is a violation. */
 const DOMAIN_PORTS = {
   ledger: [],
+  // The hash-chained audit log: appended in the transaction of what it records, by accounts, admin and portal.
+  audit: [],
   identity: ['ledger'],
   apps: ['ledger', 'identity'],
   payments: ['ledger'],
@@ -46,10 +48,14 @@ const DOMAIN_PORTS = {
   notifications: [],
   'request-log': [],
   // Production's accounts sit on identity (users, consent), apps (the directory) and payments (the user pays).
-  accounts: ['ledger', 'identity', 'apps', 'payments'],
+  accounts: ['ledger', 'identity', 'apps', 'payments', 'audit'],
   sandbox: [...ENGINE, ...BUSINESS],
+  // The read models of payments and apps (search, a payment's timeline, why a user is blocked), shared by the sandbox and the portal.
+  views: ['payments'],
   // The operator's commands drive the platform as the sandbox does, through its business domains.
   admin: [...ENGINE, ...BUSINESS],
+  // The developer portal: the business domains.
+  portal: [...ENGINE, ...BUSINESS],
   system: [],
   console: [],
   web: [],

@@ -43,6 +43,40 @@ export interface Config {
   allowedHosts: string[]
   /** Production's sessions and sign-in throttling (docs/accounts.md); the defaults when absent. */
   accounts?: AccountLimits
+  /** Production's developer portal and operator's console (docs/portal.md, docs/operators.md); the defaults when absent. */
+  portal?: PortalSettings
+}
+
+export type DeveloperSignup = 'operator' | 'open' | 'invite'
+
+export interface PortalSettings {
+  /**
+   * Who makes a user a developer (PLINTH_DEVELOPER_SIGNUP): `operator` (only an operator),
+   * `open` (any signed-in user, for themselves), `invite` (also an app's owner, by adding the user as a member).
+   */
+  developerSignup: DeveloperSignup
+  /** PLINTH_ALLOW_PRIVATE_APP_URLS=1: the domain check may fetch private, loopback and link-local addresses (intranets, tests). */
+  allowPrivateAppUrls: boolean
+  /** Pi one operator may issue in any 24 hours from the console (PLINTH_OPERATOR_DAILY_ISSUE_LIMIT), whole Pi. */
+  operatorDailyIssueLimit: number
+  /** How long an operator's password reset link works (PLINTH_PASSWORD_RESET_SECONDS). */
+  resetLinkSeconds: number
+}
+
+/** The portal's settings from the environment (docs/portal.md, "Settings"). */
+export function portalSettings(env: NodeJS.ProcessEnv = {}): PortalSettings {
+  const signup = optional(env, 'PLINTH_DEVELOPER_SIGNUP') ?? 'operator'
+  if (signup !== 'operator' && signup !== 'open' && signup !== 'invite') {
+    throw new ConfigError(`PLINTH_DEVELOPER_SIGNUP must be "operator", "open" or "invite", got "${signup}"`)
+  }
+  const allow = optional(env, 'PLINTH_ALLOW_PRIVATE_APP_URLS') ?? '0'
+  if (allow !== '0' && allow !== '1') throw new ConfigError(`PLINTH_ALLOW_PRIVATE_APP_URLS must be "0" or "1", got "${allow}"`)
+  return {
+    developerSignup: signup,
+    allowPrivateAppUrls: allow === '1',
+    operatorDailyIssueLimit: integer(env, 'PLINTH_OPERATOR_DAILY_ISSUE_LIMIT', 10_000, 0, 1_000_000_000),
+    resetLinkSeconds: integer(env, 'PLINTH_PASSWORD_RESET_SECONDS', 86_400, 60, 30 * 86_400),
+  }
 }
 
 /** A limit: at most `attempts` in a fixed window of `windowSeconds`, counted per key. */
@@ -266,5 +300,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     metricsToken,
     allowedHosts: allowedHostsSetting(env),
     accounts: accountLimits(env),
+    portal: portalSettings(env),
   }
 }

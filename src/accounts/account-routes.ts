@@ -1,7 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import type { AppsService } from '../apps/apps-service.js'
 import { Id, Timestamp, Username } from '../core/schemas.js'
 import { SCOPES } from '../core/scopes.js'
 import { sessionPrincipal } from '../http/auth.js'
@@ -42,7 +41,6 @@ const AccountView = Type.Object({
 export interface AccountRoutesDeps {
   accounts: AccountsService
   identity: IdentityService
-  apps: AppsService
   payments: PaymentsService
 }
 
@@ -52,7 +50,7 @@ export interface AccountRoutesDeps {
  * cross-site request and any body type but application/json, so no other page can drive it.
  */
 export function accountRoutes(app: FastifyInstance, deps: AccountRoutesDeps): void {
-  const { accounts, identity, apps, payments } = deps
+  const { accounts, identity, payments } = deps
   const r = app.withTypeProvider<TypeBoxTypeProvider>()
   const open = { tags: ['Account'] }
   const signedIn = { tags: ['Account'], security: SESSION_SECURITY }
@@ -168,10 +166,19 @@ export function accountRoutes(app: FastifyInstance, deps: AccountRoutesDeps): vo
       schema: {
         ...signedIn,
         operationId: 'accountAppDirectory',
-        summary: 'The directory of apps people can open (those with a frontend URL), newest first, at most 500',
+        summary: 'The directory of apps people can open (a frontend URL, verified, not suspended), newest first, at most 500',
         response: {
           200: Type.Object({
-            apps: Type.Array(Type.Object({ app_id: Type.String(), name: Type.String(), url: Type.String(), created_at: Timestamp() })),
+            apps: Type.Array(
+              Type.Object({
+                app_id: Type.String(),
+                name: Type.String(),
+                url: Type.String(),
+                description: Type.String(),
+                icon: Type.Union([Type.String({ description: 'A data: URL (PNG, JPEG or WebP)' }), Type.Null()]),
+                created_at: Timestamp(),
+              }),
+            ),
           }),
           ...errorResponses(401),
         },
@@ -268,6 +275,33 @@ export function accountRoutes(app: FastifyInstance, deps: AccountRoutesDeps): vo
   )
 
   r.post(
+    '/account/password-reset',
+    {
+      schema: {
+        ...open,
+        operationId: 'accountResetPassword',
+        summary: 'Set a new password with a one-time link an operator issued, and sign in',
+        description:
+          'The token is the part of the link after `#/reset/`. A link works once, until it expires (400 invalid_reset_link); every other session of the account ends. Attempts count per address as sign-ins do (429).',
+        body: Type.Object(
+          { token: Type.String({ minLength: 1, maxLength: 128 }), new_password: Password('8 to 128 characters') },
+          { additionalProperties: false },
+        ),
+        response: { 200: SignedIn, ...errorResponses(400, 403, 415, 429) },
+      },
+    },
+    async (request, reply) => {
+      const begun = await accounts.resetPassword(
+        { token: request.body.token, password: request.body.new_password },
+        address(request),
+        sessionToken(request),
+      )
+      setSessionCookie(reply, begun.token, maxAge(begun))
+      return started(begun)
+    },
+  )
+
+  r.post(
     '/account/apps/:app_id/authenticate',
     {
       config: session,
@@ -290,7 +324,7 @@ export function accountRoutes(app: FastifyInstance, deps: AccountRoutesDeps): vo
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store')
-      await apps.requireApp(request.params.app_id)
+      await accounts.requireOpenable(request.params.app_id)
       const result = await identity.authenticate({
         appId: request.params.app_id,
         userId: sessionPrincipal(request).userId,

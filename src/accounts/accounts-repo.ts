@@ -27,7 +27,7 @@ export function accountsRepo(db: Kysely<DB>) {
     async findUserByName(username: string) {
       return db
         .selectFrom('users')
-        .select(['id', 'username', 'password_hash', 'roles'])
+        .select(['id', 'username', 'password_hash', 'roles', 'suspended_at'])
         .where('username_key', '=', username.toLowerCase())
         .executeTakeFirst()
     },
@@ -63,7 +63,7 @@ export function accountsRepo(db: Kysely<DB>) {
       const { rows } = await sql<SessionRecord>`
         update account_sessions s set last_seen_at = now()
         from users u
-        where s.token_hash = ${tokenHash} and u.id = s.user_id and s.revoked_at is null and s.expires_at > now()
+        where s.token_hash = ${tokenHash} and u.id = s.user_id and u.suspended_at is null and s.revoked_at is null and s.expires_at > now()
           and s.last_seen_at > now() - make_interval(secs => ${idleSeconds})
         returning s.id, s.user_id, u.username, u.roles, s.created_at, s.expires_at`.execute(db)
       return rows[0]
@@ -104,16 +104,47 @@ export function accountsRepo(db: Kysely<DB>) {
         .execute()
     },
 
-    /** The directory: every app with a frontend URL, newest first (at most `limit`). */
+    /** A reset link still usable: unused and not expired (by the database's clock). */
+    async findResetLink(tokenHash: string) {
+      return db
+        .selectFrom('password_resets as r')
+        .innerJoin('users as u', 'u.id', 'r.user_id')
+        .select(['r.user_id', 'r.created_by', 'u.username', 'u.suspended_at'])
+        .where('r.token_hash', '=', tokenHash)
+        .where('r.used_at', 'is', null)
+        .where('r.expires_at', '>', sql<Date>`now()`)
+        .executeTakeFirst()
+    },
+
+    /** Uses the link up; answers false when another request used it first (or it expired meanwhile). */
+    async useResetLink(tokenHash: string): Promise<boolean> {
+      const used = await db
+        .updateTable('password_resets')
+        .set({ used_at: sql<Date>`now()` })
+        .where('token_hash', '=', tokenHash)
+        .where('used_at', 'is', null)
+        .where('expires_at', '>', sql<Date>`now()`)
+        .executeTakeFirst()
+      return used.numUpdatedRows > 0n
+    },
+
+    /** The directory: every verified app with a frontend URL and not suspended, newest first (at most `limit`). */
     async directory(limit: number) {
       return db
         .selectFrom('apps')
-        .select(['id', 'name', 'url', 'created_at'])
+        .select(['id', 'name', 'url', 'description', 'icon', 'created_at'])
         .where('url', 'is not', null)
+        .where('verified_at', 'is not', null)
+        .where('suspended_at', 'is', null)
         .orderBy('created_at', 'desc')
         .orderBy('id')
         .limit(limit)
         .execute()
+    },
+
+    /** Whether the app may be opened and given tokens: verified, not suspended (undefined: no such app). */
+    async openable(appId: string) {
+      return db.selectFrom('apps').select(['id', 'verified_at', 'suspended_at']).where('id', '=', appId).executeTakeFirst()
     },
 
     /** The apps the user has signed in to, newest change first; a withdrawn consent has no scopes left. */

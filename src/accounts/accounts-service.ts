@@ -1,8 +1,10 @@
 import type { Kysely } from 'kysely'
+import { auditLog } from '../audit/audit-log.js'
 import type { AccountLimits, ThrottleLimit } from '../config.js'
 import { ApiError } from '../core/errors.js'
 import type { SessionPrincipal } from '../core/principals.js'
 import type { DB } from '../db/schema.js'
+import { inTransaction } from '../db/transaction.js'
 import type { IdentityService } from '../identity/identity-service.js'
 import { formatAmount, parseStoredAmount } from '../ledger/amounts.js'
 import { newId, newSecret, sha256Hex } from '../lib/crypto.js'
@@ -29,6 +31,8 @@ export interface Credentials {
 }
 
 const INVALID = 'The username or the password is wrong.'
+export const suspendedUser = () =>
+  new ApiError('user_suspended', "The platform's operator has suspended this account: it cannot sign in until they restore it.")
 
 export function accountsServiceFactory(deps: {
   db: Kysely<DB>
@@ -40,10 +44,22 @@ export function accountsServiceFactory(deps: {
   const { db, identity, limits, pepper } = deps
   const repo = accountsRepo(db)
   const throttle = signinThrottle(db)
+  const audit = auditLog(db)
 
+  /** Counts an attempt; the first refused in a window is written to the audit log (key: an account or an address). */
   const refuseIfOver = async (key: string, limit: ThrottleLimit): Promise<void> => {
     const verdict = await throttle.attempt(key, limit)
     if (!verdict.allowed) {
+      if (verdict.first) {
+        await inTransaction(db, (trx) =>
+          audit.append(trx, {
+            actor: 'platform',
+            action: 'throttle-signin',
+            target: key,
+            details: { attempts: limit.attempts, window_seconds: limit.windowSeconds },
+          }),
+        )
+      }
       throw new ApiError('too_many_attempts', `Too many attempts; try again in ${verdict.retryAfterSeconds} s.`).retryAfter(
         verdict.retryAfterSeconds,
       )
@@ -85,7 +101,45 @@ export function accountsServiceFactory(deps: {
       const ok = await verifyPassword(user?.password_hash, input.password, pepper)
       if (user === undefined || !ok) throw new ApiError('invalid_credentials', INVALID)
       await throttle.clear(accountKey)
+      // Said only to someone who knows the password.
+      if (user.suspended_at !== null) throw suspendedUser()
       return { ...(await beginSession(user.id, replacing)), userId: user.id, username: user.username }
+    },
+
+    /**
+     * Sets a new password with a one-time link an operator issued (docs/operators.md, "Password
+     * resets"): the link is used up, every session of the account ends, and this browser is signed
+     * in. A link unknown, used or expired is 400 invalid_reset_link; attempts count per address.
+     */
+    async resetPassword(
+      input: { token: string; password: string },
+      address: string,
+      replacing: string | undefined,
+    ): Promise<StartedSession> {
+      await refuseIfOver(`reset-address:${address}`, limits.signinPerAddress)
+      const tokenHash = sha256Hex(input.token)
+      const link = await repo.findResetLink(tokenHash)
+      if (link === undefined)
+        throw new ApiError('invalid_reset_link', 'This reset link is unknown, used or expired: ask the operator for a new one.')
+      if (link.suspended_at !== null) throw suspendedUser()
+      const password = await checkNewPassword(input.password, link.username)
+      const passwordHash = await hashPassword(password, pepper)
+      await inTransaction(db, async (trx) => {
+        const txRepo = accountsRepo(trx)
+        if (!(await txRepo.useResetLink(tokenHash))) {
+          throw new ApiError('invalid_reset_link', 'This reset link is unknown, used or expired: ask the operator for a new one.')
+        }
+        await txRepo.setPasswordHash(link.user_id, passwordHash)
+        await txRepo.revokeSessions(link.user_id)
+        await audit.append(trx, {
+          actor: `user:${link.user_id}`,
+          action: 'reset-password',
+          target: link.username,
+          details: { issued_by: link.created_by },
+        })
+      })
+      await throttle.clear(`signin-account:${link.username.toLowerCase()}`)
+      return { ...(await beginSession(link.user_id, replacing)), userId: link.user_id, username: link.username }
     },
 
     /** The session of a cookie's token, if it is live; every call records its use. */
@@ -136,10 +190,27 @@ export function accountsServiceFactory(deps: {
       return beginSession(principal.userId, token)
     },
 
-    /** The apps people can open: those with a frontend URL. */
+    /** The apps people can open: those with a frontend URL, verified and not suspended. */
     async directory() {
       const rows = await repo.directory(500)
-      return rows.map((row) => ({ app_id: row.id, name: row.name, url: row.url ?? '', created_at: row.created_at.toISOString() }))
+      return rows.map((row) => ({
+        app_id: row.id,
+        name: row.name,
+        url: row.url ?? '',
+        description: row.description,
+        icon: row.icon,
+        created_at: row.created_at.toISOString(),
+      }))
+    },
+
+    /** Refuses an app people may not open or give tokens to: unknown (404), unverified or suspended (403). */
+    async requireOpenable(appId: string): Promise<void> {
+      const app = await repo.openable(appId)
+      if (app === undefined) throw new ApiError('app_not_found', `No app with id ${appId}.`)
+      if (app.suspended_at !== null) throw new ApiError('app_suspended', "The platform's operator has suspended this app.")
+      if (app.verified_at === null) {
+        throw new ApiError('app_not_verified', "The app's domain is not verified yet: its developer verifies it in the portal first.")
+      }
     },
 
     /** The account as its owner sees it. */

@@ -3,7 +3,7 @@ import { type Kysely, sql } from 'kysely'
 import { ApiError } from '../core/errors.js'
 import type { SessionPrincipal } from '../core/principals.js'
 import type { DB } from '../db/schema.js'
-import type { AccountsService, StartedSession } from './accounts-service.js'
+import { type AccountsService, type StartedSession, suspendedUser } from './accounts-service.js'
 
 /**
  * Passkeys (docs/accounts.md, "Passkeys"): WebAuthn registration and sign-in with
@@ -147,7 +147,7 @@ export function passkeysServiceFactory(deps: { db: Kysely<DB>; accounts: Account
       const found = await db
         .selectFrom('account_passkeys as p')
         .innerJoin('users as u', 'u.id', 'p.user_id')
-        .select(['p.id', 'p.public_key', 'p.counter', 'p.transports', 'u.id as user_id', 'u.username'])
+        .select(['p.id', 'p.public_key', 'p.counter', 'p.transports', 'u.id as user_id', 'u.username', 'u.suspended_at'])
         .where('p.id', '=', response.id)
         .executeTakeFirst()
       if (found === undefined) throw unverified()
@@ -177,6 +177,7 @@ export function passkeysServiceFactory(deps: { db: Kysely<DB>; accounts: Account
         .set({ counter: result.authenticationInfo.newCounter, last_used_at: sql<Date>`now()` })
         .where('id', '=', found.id)
         .execute()
+      if (found.suspended_at !== null) throw suspendedUser()
       return { ...(await accounts.beginSession(found.user_id, replacing)), userId: found.user_id, username: found.username }
     },
   }

@@ -2,7 +2,8 @@ import { type Kysely, sql } from 'kysely'
 import type { ThrottleLimit } from '../config.js'
 import type { DB } from '../db/schema.js'
 
-export type ThrottleVerdict = { allowed: true } | { allowed: false; retryAfterSeconds: number }
+/** `first`: this attempt is the first refused in its window (the one the audit log records). */
+export type ThrottleVerdict = { allowed: true } | { allowed: false; retryAfterSeconds: number; first: boolean }
 
 /**
  * Attempts counted in the database (docs/accounts.md, "Throttling"), so that every process
@@ -25,7 +26,7 @@ export function signinThrottle(db: Kysely<DB>) {
       const row = rows[0]
       if (row === undefined) throw new Error('the throttle upsert answered no row')
       if (row.attempts <= limit.attempts) return { allowed: true }
-      return { allowed: false, retryAfterSeconds: Math.max(1, Number(row.retry_after)) }
+      return { allowed: false, retryAfterSeconds: Math.max(1, Number(row.retry_after)), first: row.attempts === limit.attempts + 1 }
     },
 
     /** Forgets the attempts of `key` (a successful sign-in clears its account's count). */

@@ -2,7 +2,8 @@ import { Account, Asset, Memo, Operation, TransactionBuilder } from '@stellar/st
 import type { Kysely } from 'kysely'
 import { checkNewPassword, hashPassword, passwordPepper } from '../accounts/passwords.js'
 import { checkAppName, checkAppUrl } from '../apps/app-rules.js'
-import { appsServiceFactory } from '../apps/apps-service.js'
+import { appsServiceFactory, newValidationKey } from '../apps/apps-service.js'
+import { auditLog } from '../audit/audit-log.js'
 import type { Clock } from '../clock/clock.js'
 import { ApiError } from '../core/errors.js'
 import type { DB } from '../db/schema.js'
@@ -15,7 +16,6 @@ import { signWithSeed } from '../ledger/stellar/ed25519.js'
 import { newWallet } from '../ledger/stellar/keys.js'
 import { EMPTY_BALANCES, ledgerWallets } from '../ledger/wallets.js'
 import { decryptSecret, encryptSecret } from '../lib/crypto.js'
-import { auditLog } from './audit-log.js'
 
 /** The roles a user may hold. */
 export const ROLES = ['operator', 'developer'] as const
@@ -128,7 +128,14 @@ export function adminServiceFactory(deps: { db: Kysely<DB>; clock: Clock; secret
             `${owner.username} is not a developer: grant the role first (plinth admin users grant-developer ${owner.username}).`,
           )
         }
-        const created = await services(trx).apps.createApp({ name: name.value, network: NETWORK, url: url.value, ownerUserId: owner.id })
+        const created = await services(trx).apps.createApp({
+          name: name.value,
+          network: NETWORK,
+          url: url.value,
+          ownerUserId: owner.id,
+          validationKey: newValidationKey(),
+          verifiedBy: 'operator',
+        })
         const record = await audit.append(trx, {
           actor,
           action: 'create-app',
@@ -139,6 +146,7 @@ export function adminServiceFactory(deps: { db: Kysely<DB>; clock: Clock; secret
             url: created.app.url,
             key_id: created.keyId,
             wallet: created.wallet.address,
+            verified_by: 'operator',
           },
         })
         return {
@@ -160,7 +168,15 @@ export function adminServiceFactory(deps: { db: Kysely<DB>; clock: Clock; secret
      * The audit record commits with the transaction. A transaction refused after the funding leaves
      * the funded money in the issuing account, where the next issue uses it first.
      */
-    async issue(input: { target: string; amount: string; reason: string }) {
+    async issue(input: {
+      target: string
+      amount: string
+      reason: string
+      /** The console's request, recorded in the audit record. */
+      requestId?: string
+      /** A policy's check, inside the applying transaction under the audit log's lock: throw to refuse (nothing is applied). */
+      beforeRecord?: (trx: Kysely<DB>, stroops: bigint) => Promise<void>
+    }) {
       const stroops = tryParseAmount(input.amount)
       if (stroops === undefined || stroops <= 0n || stroops > MAX_ISSUE_STROOPS - ISSUE_FEE_STROOPS) {
         throw new ApiError(
@@ -202,11 +218,19 @@ export function adminServiceFactory(deps: { db: Kysely<DB>; clock: Clock; secret
           },
           {
             afterApply: async (trx, tx) => {
+              await audit.lock(trx)
+              await input.beforeRecord?.(trx, stroops)
               const record = await audit.append(trx, {
                 actor,
                 action: 'issue',
                 target: input.target,
-                details: { amount: formatAmount(stroops), reason, to: target.wallet_address, transaction: tx.hash },
+                details: {
+                  amount: formatAmount(stroops),
+                  reason,
+                  to: target.wallet_address,
+                  transaction: tx.hash,
+                  ...(input.requestId === undefined ? {} : { request_id: input.requestId }),
+                },
               })
               auditId = record.id
               return undefined
@@ -246,6 +270,15 @@ export function adminServiceFactory(deps: { db: Kysely<DB>; clock: Clock; secret
         mismatched_accounts: checked.mismatchedAccounts,
         balanced: checked.ok,
       }
+    },
+
+    /** Walks the whole audit chain: how many records, and the first broken one (null when whole). */
+    async verifyAudit() {
+      const count = await db
+        .selectFrom('audit_log')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .executeTakeFirstOrThrow()
+      return { records: Number(count.n), broken_at: (await audit.verify()) ?? null }
     },
 
     /** The audit log, newest first, and whether its chain is whole. */

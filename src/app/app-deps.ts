@@ -19,7 +19,7 @@ export interface AppDeps {
     | 'adVerdictDelaySeconds'
     | 'rateLimitKeyPerMinute'
     | 'rateLimitTokenPerMinute'
-  > & { streams?: StreamLimits } & Partial<Pick<Config, 'requestLog' | 'metricsToken' | 'allowedHosts' | 'accounts'>>
+  > & { streams?: StreamLimits } & Partial<Pick<Config, 'requestLog' | 'metricsToken' | 'allowedHosts' | 'accounts' | 'portal'>>
   /** Encrypts wallet seeds held by the platform. */
   secretKey: Buffer
   /** Readiness probe of the database. */

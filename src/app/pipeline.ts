@@ -284,10 +284,19 @@ export const PIPELINE: readonly Stage[] = [
     why: "After the routing stage's CORS and the site check (their hooks were captured first); before the rate limit and the faults, which need the principal.",
     register: (app, ctx) => {
       const { credentials, apps, identity, accounts } = ctx.services
+      const cached = credentials.authenticator({ verifyApiKey: apps.verifyApiKey, verifyAccessToken: identity.verifyAccessToken })
       registerAuth(app, {
         adminToken: ctx.config.adminToken,
         verifySession: accounts?.verifySession,
-        authenticator: credentials.authenticator({ verifyApiKey: apps.verifyApiKey, verifyAccessToken: identity.verifyAccessToken }),
+        authenticator: {
+          verifyAccessToken: cached.verifyAccessToken,
+          // A key's last use is recorded (to the minute) whether the cache or the database answered.
+          async verifyApiKey(key) {
+            const checked = await cached.verifyApiKey(key)
+            if (typeof checked === 'object') await apps.noteKeyUse(checked.keyId)
+            return checked
+          },
+        },
       })
     },
   },

@@ -1,12 +1,14 @@
 import type { FastifyInstance } from 'fastify'
 import { accountRoutes } from '../accounts/account-routes.js'
 import { passkeyRoutes } from '../accounts/passkey-routes.js'
+import { operatorRoutes } from '../admin/operator-routes.js'
 import { adsRoutes, adsSandboxRoutes } from '../ads/ads-routes.js'
 import { consoleRoutes } from '../console/console-routes.js'
 import { meRoutes } from '../identity/me-routes.js'
 import { horizonRoutes } from '../ledger/horizon/index.js'
 import { notificationsRoutes, notificationsSandboxRoutes } from '../notifications/notifications-routes.js'
 import { clientPaymentsRoutes, paymentsRoutes } from '../payments/payments-routes.js'
+import { portalRoutes } from '../portal/portal-routes.js'
 import { requestLogRoutes } from '../request-log/request-log-routes.js'
 import { faultsRoutes } from '../sandbox/faults/faults-routes.js'
 import { ledgerSandboxRoutes } from '../sandbox/ledger-routes.js'
@@ -73,11 +75,31 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
     serves: "/account: production's account API, for the platform's own pages (a session cookie); production mode",
     when: (ctx) => ctx.services.accounts !== undefined,
     register: (app, ctx) => {
-      const { accounts, passkeys, identity, apps, payments } = ctx.services
+      const { accounts, passkeys, identity, payments } = ctx.services
       if (accounts === undefined || passkeys === undefined)
         throw new Error('the account routes need the accounts service (production mode)')
-      accountRoutes(app, { accounts, identity, apps, payments })
+      accountRoutes(app, { accounts, identity, payments })
       passkeyRoutes(app, { passkeys, publicUrl: ctx.config.publicUrl })
+    },
+  },
+  {
+    name: 'portal',
+    serves: "/portal: the developer portal's API, a signed-in developer's apps (session, developer role); production mode",
+    when: (ctx) => ctx.services.portal !== undefined,
+    register: (app, ctx) => {
+      const { portal, db, payments } = ctx.services
+      if (portal === undefined) throw new Error('the portal routes need the portal service (production mode)')
+      portalRoutes(app, { portal, db, payments, publicUrl: ctx.config.publicUrl })
+    },
+  },
+  {
+    name: 'operator',
+    serves: "/operator: the operator's console API, the whole platform (session, operator role); production mode",
+    when: (ctx) => ctx.services.operator !== undefined,
+    register: (app, ctx) => {
+      const { operator } = ctx.services
+      if (operator === undefined) throw new Error('the operator routes need the operator service (production mode)')
+      operatorRoutes(app, { operator })
     },
   },
   {

@@ -3,9 +3,10 @@ import type { Kysely } from 'kysely'
 import { type AccountsService, accountsServiceFactory } from '../accounts/accounts-service.js'
 import { type PasskeysService, passkeysServiceFactory } from '../accounts/passkeys.js'
 import { passwordPepper } from '../accounts/passwords.js'
+import { type OperatorService, operatorServiceFactory } from '../admin/operator-service.js'
 import { type AdsService, adsServiceFactory } from '../ads/ads-service.js'
 import { type AppsService, appsServiceFactory } from '../apps/apps-service.js'
-import { accountLimits, streamLimits } from '../config.js'
+import { accountLimits, portalSettings, streamLimits } from '../config.js'
 import type { DB } from '../db/schema.js'
 import { type CredentialCache, createCredentialCache } from '../identity/credential-cache.js'
 import { type IdentityService, identityServiceFactory } from '../identity/identity-service.js'
@@ -18,6 +19,8 @@ import { EMPTY_BALANCES, ledgerWallets, STARTING_BALANCES } from '../ledger/wall
 import { type NotificationsService, notificationsServiceFactory } from '../notifications/notifications-service.js'
 import { linkPayments, paymentsLedger } from '../payments/payments-ledger.js'
 import { type PaymentsService, paymentsServiceFactory } from '../payments/payments-service.js'
+import { checkDomain } from '../portal/domain-check.js'
+import { type PortalService, portalServiceFactory } from '../portal/portal-service.js'
 import { type FaultsService, faultsServiceFactory } from '../sandbox/faults/faults-service.js'
 import { createSandboxSync, type SandboxSync } from '../sandbox/sandbox-sync.js'
 import { clockResetFactory } from '../sandbox/world/clock-reset.js'
@@ -53,6 +56,9 @@ export interface Services {
   accounts: AccountsService | undefined
   /** Production's passkeys (WebAuthn), beside the accounts. */
   passkeys: PasskeysService | undefined
+  /** Production's developer portal and operator's console (docs/portal.md, docs/operators.md). */
+  portal: PortalService | undefined
+  operator: OperatorService | undefined
   sandbox: SandboxServices | undefined
 }
 
@@ -160,10 +166,33 @@ export function buildServices(deps: AppDeps, log: FastifyBaseLogger): Services {
   const ads = adsServiceFactory({ db, clock, verdictDelayMs: config.adVerdictDelaySeconds * 1000 })
   const notifications = notificationsServiceFactory({ db, clock })
 
-  const accounts =
-    config.mode === 'production'
-      ? accountsServiceFactory({ db, identity, limits: config.accounts ?? accountLimits(), pepper: passwordPepper(secretKey) })
-      : undefined
+  const production = config.mode === 'production'
+  const accounts = production
+    ? accountsServiceFactory({ db, identity, limits: config.accounts ?? accountLimits(), pepper: passwordPepper(secretKey) })
+    : undefined
+  const settings = config.portal ?? portalSettings()
+  const portal = production
+    ? portalServiceFactory({
+        db,
+        clock,
+        wallets,
+        publicUrl: config.publicUrl,
+        developerSignup: settings.developerSignup,
+        checkDomain: (url, key) => checkDomain(url, key, { allowPrivate: settings.allowPrivateAppUrls }),
+        afterRevocation: credentials.forget,
+      })
+    : undefined
+  const operator = production
+    ? operatorServiceFactory({
+        db,
+        clock,
+        secretKey,
+        publicUrl: config.publicUrl,
+        dailyIssueLimit: settings.operatorDailyIssueLimit,
+        resetLinkSeconds: settings.resetLinkSeconds,
+        afterRevocation: credentials.forget,
+      })
+    : undefined
 
   return {
     metrics,
@@ -180,6 +209,8 @@ export function buildServices(deps: AppDeps, log: FastifyBaseLogger): Services {
     notifications,
     accounts,
     passkeys: accounts === undefined ? undefined : passkeysServiceFactory({ db, accounts }),
+    portal,
+    operator,
     sandbox: config.mode === 'sandbox' ? buildSandboxServices(deps, { db, streams, log }) : undefined,
   }
 }

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely'
+import { type Kysely, type Selectable, sql } from 'kysely'
 import type { AppsTable, DB } from '../db/schema.js'
 
 export type AppRow = Selectable<AppsTable>
@@ -17,7 +17,18 @@ export function appsRepo(db: Kysely<DB>) {
       return db.selectFrom('apps').selectAll().where('id', '=', appId).executeTakeFirst()
     },
 
-    async insertKey(row: { id: string; app_id: string; key_hash: string; key_prefix: string; created_at: Date }): Promise<void> {
+    async insertMember(row: { app_id: string; user_id: string; role: 'owner' | 'member' }): Promise<void> {
+      await db.insertInto('app_members').values(row).execute()
+    },
+
+    async insertKey(row: {
+      id: string
+      app_id: string
+      key_hash: string
+      key_prefix: string
+      created_at: Date
+      name: string
+    }): Promise<void> {
       await db.insertInto('api_keys').values(row).execute()
     },
 
@@ -42,12 +53,19 @@ export function appsRepo(db: Kysely<DB>) {
         .executeTakeFirst()
     },
 
-    async findActiveKeyByHash(keyHash: string): Promise<{ id: string; app_id: string; key_hash: string } | undefined> {
+    async touchKey(keyId: string): Promise<void> {
+      await db.updateTable('api_keys').set({ last_used_at: sql<Date>`now()` }).where('id', '=', keyId).execute()
+    },
+
+    async findActiveKeyByHash(
+      keyHash: string,
+    ): Promise<{ id: string; app_id: string; key_hash: string; suspended_at: Date | null } | undefined> {
       return db
-        .selectFrom('api_keys')
-        .select(['id', 'app_id', 'key_hash'])
-        .where('key_hash', '=', keyHash)
-        .where('revoked_at', 'is', null)
+        .selectFrom('api_keys as k')
+        .innerJoin('apps as a', 'a.id', 'k.app_id')
+        .select(['k.id', 'k.app_id', 'k.key_hash', 'a.suspended_at'])
+        .where('k.key_hash', '=', keyHash)
+        .where('k.revoked_at', 'is', null)
         .executeTakeFirst()
     },
   }

@@ -1,13 +1,13 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock/clock.js'
 import { ApiError } from '../core/errors.js'
-import type { KeyPrincipal } from '../core/principals.js'
+import type { KeyCheck } from '../core/principals.js'
 import type { DB } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import { credentialEventsRepo, type RevokedCredential } from '../identity/credential-events.js'
 import { newWallet, type Wallet } from '../ledger/stellar/keys.js'
 import type { Wallets } from '../ledger/wallets.js'
-import { constantTimeEqual, newId, newSecret, sha256Hex } from '../lib/crypto.js'
+import { constantTimeEqual, newId, newSecret, randomToken, sha256Hex } from '../lib/crypto.js'
 import { type AppRow, type AppsRepo, appsRepo as makeAppsRepo } from './apps-repo.js'
 
 export type AppNetwork = AppRow['network']
@@ -22,6 +22,10 @@ export interface CreatedApp {
 }
 
 const KEY_PREFIX_LENGTH = 8
+const KEY_USE_RESOLUTION_MS = 60_000
+
+/** What a developer publishes at `<app origin>/validation-key.txt` to prove the domain (docs/portal.md). */
+export const newValidationKey = (): string => `plinth-${randomToken(24)}`
 
 export function appsServiceFactory(deps: {
   db: Kysely<DB>
@@ -34,7 +38,7 @@ export function appsServiceFactory(deps: {
   const { db, clock, wallets } = deps
   const appsRepo = makeAppsRepo(db)
 
-  async function issueKey(repo: AppsRepo, appId: string): Promise<{ keyId: string; apiKey: string }> {
+  async function issueKey(repo: AppsRepo, appId: string, name = ''): Promise<{ keyId: string; apiKey: string }> {
     const apiKey = newSecret()
     const keyId = newId('key')
     await repo.insertKey({
@@ -43,6 +47,7 @@ export function appsServiceFactory(deps: {
       key_hash: sha256Hex(apiKey),
       key_prefix: apiKey.slice(0, KEY_PREFIX_LENGTH),
       created_at: clock.now(),
+      name,
     })
     return { keyId, apiKey }
   }
@@ -53,8 +58,21 @@ export function appsServiceFactory(deps: {
     return app
   }
 
+  /** When this process last recorded each key's use (ms): a key's `last_used_at` is written at most once a minute per process. */
+  const lastNoted = new Map<string, number>()
+
   return {
     requireApp,
+
+    /** Records that a key authenticated a request, at most once a minute per key and process (`api_keys.last_used_at`). */
+    async noteKeyUse(keyId: string): Promise<void> {
+      const now = Date.now()
+      const last = lastNoted.get(keyId)
+      if (last !== undefined && now - last < KEY_USE_RESOLUTION_MS) return
+      if (lastNoted.size >= 10_000) lastNoted.clear()
+      lastNoted.set(keyId, now)
+      await appsRepo.touchKey(keyId)
+    },
 
     /** Creates an app with a fresh wallet and its first server API key, atomically. */
     async createApp(input: {
@@ -63,22 +81,36 @@ export function appsServiceFactory(deps: {
       url?: string | undefined
       /** The developer who owns it (production); none in the sandbox. */
       ownerUserId?: string | undefined
+      /** Production: shown in the directory. */
+      description?: string | undefined
+      icon?: string | null | undefined
+      /** Production: the key to publish at /validation-key.txt; none for a sandbox app. */
+      validationKey?: string | undefined
+      /** Production: an app an operator created is verified by them. */
+      verifiedBy?: 'operator' | undefined
     }): Promise<CreatedApp> {
       const wallet = newWallet()
+      const now = clock.now()
       const app: AppRow = {
         id: newId('app'),
         name: input.name,
         network: input.network,
         wallet_address: wallet.address,
-        created_at: clock.now(),
+        created_at: now,
         url: input.url ?? null,
-        owner_user_id: input.ownerUserId ?? null,
+        description: input.description ?? '',
+        icon: input.icon ?? null,
+        validation_key: input.validationKey ?? null,
+        verified_at: input.verifiedBy === undefined ? null : now,
+        verified_by: input.verifiedBy ?? null,
+        suspended_at: null,
       }
       const { keyId, apiKey } = await inTransaction(db, async (trx) => {
         const repo = makeAppsRepo(trx)
         await repo.insertApp(app)
+        if (input.ownerUserId !== undefined) await repo.insertMember({ app_id: app.id, user_id: input.ownerUserId, role: 'owner' })
         await wallets.open(trx, app.wallet_address, 'app')
-        return issueKey(repo, app.id)
+        return issueKey(repo, app.id, 'first key')
       })
       return { app, apiKey, keyId, wallet }
     },
@@ -90,13 +122,13 @@ export function appsServiceFactory(deps: {
       return row
     },
 
-    async createKey(appId: string): Promise<{ keyId: string; apiKey: string }> {
+    async createKey(appId: string, name = ''): Promise<{ keyId: string; apiKey: string }> {
       await requireApp(appId)
-      return issueKey(appsRepo, appId)
+      return issueKey(appsRepo, appId, name)
     },
 
     /** Idempotent: revoking a revoked key answers when it was revoked. */
-    async revokeKey(appId: string, keyId: string): Promise<{ keyId: string; revokedAt: Date }> {
+    async revokeKey(appId: string, keyId: string): Promise<{ keyId: string; revokedAt: Date; revoked: RevokedCredential }> {
       const now = clock.now()
       const key = await inTransaction(db, async (trx) => {
         const revoked = await makeAppsRepo(trx).revokeKey(appId, keyId, now)
@@ -105,14 +137,16 @@ export function appsServiceFactory(deps: {
         return revoked
       })
       if (key?.revoked_at == null) throw new ApiError('key_not_found', `App ${appId} has no key ${keyId}.`)
-      deps.afterRevocation?.({ kind: 'key', subject: key.key_hash })
-      return { keyId: key.id, revokedAt: key.revoked_at }
+      const revoked: RevokedCredential = { kind: 'key', subject: key.key_hash }
+      deps.afterRevocation?.(revoked)
+      return { keyId: key.id, revokedAt: key.revoked_at, revoked }
     },
 
-    async verifyApiKey(apiKey: string): Promise<KeyPrincipal | undefined> {
+    async verifyApiKey(apiKey: string): Promise<KeyCheck> {
       const hash = sha256Hex(apiKey)
       const key = await appsRepo.findActiveKeyByHash(hash)
       if (key === undefined || !constantTimeEqual(key.key_hash, hash)) return undefined
+      if (key.suspended_at !== null) return 'app_suspended'
       return { kind: 'key', appId: key.app_id, keyId: key.id }
     },
   }

@@ -31,6 +31,8 @@ Commands
                                                  from the platform's issuing account)
   ledger check                                   the books: every Pi issued is in a balance or was burnt as a fee
   audit [--limit N]                              the newest audit records, and whether the chain is whole
+  audit verify                                   walk the whole chain: exit 0 when whole, 1 at the first
+                                                 record edited, removed or inserted
 
 Options
   --json                machine-readable output
@@ -109,6 +111,7 @@ export async function runAdmin(argv: string[], out: (line: string) => void): Pro
       if (sub !== 'check') throw new AdminUsageError('ledger takes: check')
     },
     audit: () => {
+      if (sub !== undefined && sub !== 'verify') throw new AdminUsageError('audit takes: [verify] [--limit N]')
       if (values.limit !== undefined && !/^[1-9]\d{0,3}$/.test(values.limit)) throw new AdminUsageError('--limit takes 1 to 9999')
     },
   }
@@ -199,6 +202,17 @@ export async function runAdmin(argv: string[], out: (line: string) => void): Pro
         break
       }
       case 'audit': {
+        if (sub === 'verify') {
+          const checked = await admin.verifyAudit()
+          show(
+            checked,
+            checked.broken_at === null
+              ? `chain: whole (${checked.records} records)`
+              : `chain: BROKEN at record ${checked.broken_at} (${checked.records} records)`,
+          )
+          if (checked.broken_at !== null) return ADMIN_EXIT.refused
+          break
+        }
         const trail = await admin.auditTrail(Number(values.limit ?? 20))
         show(
           trail,

@@ -28,10 +28,13 @@ export interface SessionPrincipal {
   roles: string[]
 }
 
-export type TokenCheck = TokenPrincipal | 'expired' | undefined
+/** A credential that is genuine but refused: its app or its user is suspended by an operator (production). */
+export type Suspended = 'app_suspended' | 'user_suspended'
+export type KeyCheck = KeyPrincipal | 'app_suspended' | undefined
+export type TokenCheck = TokenPrincipal | 'expired' | Suspended | undefined
 
 /** What the authentication hook needs from the identity and apps domains: a credential to a principal. */
 export interface Authenticator {
-  verifyApiKey(key: string): Promise<KeyPrincipal | undefined>
+  verifyApiKey(key: string): Promise<KeyCheck>
   verifyAccessToken(token: string): Promise<TokenCheck>
 }

@@ -15,6 +15,7 @@ import * as ledgerHorizon from './migrations/0013-ledger-horizon.js'
 import * as ledgerCloseAtCommit from './migrations/0014-ledger-close-at-commit.js'
 import * as ledgerCloseTime from './migrations/0015-ledger-close-time.js'
 import * as accounts from './migrations/0016-accounts.js'
+import * as portal from './migrations/0017-portal.js'
 
 /** Ordered migrations. A new migration is a new file here, never an edit of an applied one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -34,6 +35,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0014-ledger-close-at-commit': ledgerCloseAtCommit,
   '0015-ledger-close-time': ledgerCloseTime,
   '0016-accounts': accounts,
+  '0017-portal': portal,
 }
 
 /**

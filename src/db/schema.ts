@@ -31,6 +31,8 @@ export interface UsersTable {
   password_hash: Optional<string>
   /** `operator`, `developer` (migration 0016). */
   roles: Defaulted<string[]>
+  /** When an operator suspended the user (migration 0017). */
+  suspended_at: Optional<Date>
 }
 
 /** A signed-in browser (migration 0016): only the token's SHA-256 is kept. */
@@ -94,8 +96,37 @@ export interface AppsTable {
   created_at: Date
   /** The app's frontend, for the sandbox browser; null when not given. */
   url: Optional<string>
-  /** The developer who owns the app (migration 0016); null for a sandbox app. */
-  owner_user_id: Optional<string>
+  /** Shown in the directory (migration 0017). */
+  description: Defaulted<string>
+  /** A small PNG, JPEG or WebP as a data: URL (migration 0017). */
+  icon: Optional<string>
+  /** What the developer publishes at /validation-key.txt (migration 0017); null for a sandbox app. */
+  validation_key: Optional<string>
+  /** When the app's URL was verified; null until then (a production app is listed and given tokens only once verified). */
+  verified_at: Optional<Date>
+  /** `domain` (the fetch matched) or `operator` (created by plinth admin apps create). */
+  verified_by: Optional<'domain' | 'operator'>
+  /** When an operator suspended the app. */
+  suspended_at: Optional<Date>
+}
+
+/** Who may manage an app (migration 0017): exactly one owner, any number of members. */
+export interface AppMembersTable {
+  app_id: string
+  user_id: string
+  role: 'owner' | 'member'
+  added_at: Defaulted<Date>
+}
+
+/** A one-time password reset link an operator issued (migration 0017): only the token's SHA-256 is kept. */
+export interface PasswordResetsTable {
+  token_hash: string
+  user_id: string
+  /** The audit actor who issued it. */
+  created_by: string
+  created_at: Defaulted<Date>
+  expires_at: Date
+  used_at: Optional<Date>
 }
 
 export interface ApiKeysTable {
@@ -107,6 +138,10 @@ export interface ApiKeysTable {
   key_prefix: string
   created_at: Date
   revoked_at: Date | null
+  /** A name the developer gave it (migration 0017). */
+  name: Defaulted<string>
+  /** When it last authenticated a request, to the minute (migration 0017). */
+  last_used_at: Optional<Date>
 }
 
 /** A user's membership in an app: the app-scoped uid and the consent the user gave it. */
@@ -267,7 +302,7 @@ export interface NotificationsTable {
 
 export interface CredentialEventsTable {
   id: ColumnType<number, never, never>
-  kind: 'token' | 'key' | 'member'
+  kind: 'token' | 'key' | 'member' | 'app' | 'user'
   /** The token's or key's hash, or `<app_id>:<user_id>` for a membership. */
   subject: string
   /** The writing transaction's id (`xid8`, as text): the feed is read by commit (credential-cache.ts). */
@@ -371,6 +406,8 @@ export interface DB {
   webauthn_challenges: WebauthnChallengesTable
   audit_log: AuditLogTable
   apps: AppsTable
+  app_members: AppMembersTable
+  password_resets: PasswordResetsTable
   api_keys: ApiKeysTable
   app_users: AppUsersTable
   access_tokens: AccessTokensTable

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest, FastifySchema, RouteOptions } from 'fastify'
 import { ApiError } from '../core/errors.js'
-import type { Authenticator, KeyPrincipal, SessionPrincipal, TokenPrincipal } from '../core/principals.js'
+import type { Authenticator, KeyPrincipal, SessionPrincipal, Suspended, TokenPrincipal } from '../core/principals.js'
 import { SCOPES, type Scope } from '../core/scopes.js'
 import { constantTimeEqual } from '../lib/crypto.js'
 import { scopeDescription, tokenSecurity } from './openapi.js'
@@ -18,9 +18,12 @@ import { sessionToken } from './session-cookie.js'
  *   refused with 401 `missing_scope`; a token route declared without `scope` fails at start-up.
  * - `admin`: the sandbox API; `X-Admin-Token: <PLINTH_ADMIN_TOKEN>` when that is configured.
  * - `session`: production's account routes, a signed-in person: the session cookie
- *   (src/http/session-cookie.ts), checked against the database on every request.
+ *   (src/http/session-cookie.ts), checked against the database on every request. Such a route
+ *   may declare `role` (`developer`, `operator`): a person without it is refused with 403 forbidden.
  */
 export type AuthKind = 'key' | 'token' | 'admin' | 'session'
+/** A role a session route may require: the developer portal's and the operator's console's. */
+export type SessionRole = 'developer' | 'operator'
 /** What a token route needs of the access token: one scope, or `'none'` (any token of the user). */
 export type RouteScope = Scope | 'none'
 
@@ -29,6 +32,8 @@ declare module 'fastify' {
     auth?: AuthKind
     /** Token routes only, and required there: the scope the access token must carry, or 'none'. */
     scope?: RouteScope
+    /** Session routes only: the role the signed-in person must hold (403 forbidden without it). */
+    role?: SessionRole
   }
   interface FastifyRequest {
     principal: KeyPrincipal | TokenPrincipal | SessionPrincipal | undefined
@@ -51,6 +56,11 @@ function parseAuthorization(header: string | undefined): { scheme: 'key' | 'bear
   return { scheme, credential }
 }
 
+const suspended = (code: Suspended) =>
+  code === 'app_suspended'
+    ? new ApiError('app_suspended', "The platform's operator has suspended this app: its keys and its users' tokens are refused.")
+    : new ApiError('user_suspended', "The platform's operator has suspended this user: the user's tokens are refused.")
+
 const routeName = (route: Pick<RouteOptions, 'method' | 'url'>) =>
   `${Array.isArray(route.method) ? route.method.join(',') : route.method} ${route.url}`
 
@@ -61,7 +71,8 @@ const routeName = (route: Pick<RouteOptions, 'method' | 'url'>) =>
  * of its description.
  */
 function checkScopeDeclaration(route: RouteOptions): void {
-  const { auth, scope } = route.config ?? {}
+  const { auth, scope, role } = route.config ?? {}
+  if (role !== undefined && auth !== 'session') throw new Error(`${routeName(route)}: config.role is for auth: 'session' routes only`)
   if (auth !== 'token') {
     if (scope !== undefined) throw new Error(`${routeName(route)}: config.scope is for auth: 'token' routes only`)
     return
@@ -101,65 +112,69 @@ export function registerAuth(
   app.addHook('onRoute', checkScopeDeclaration)
 
   /** The route's own check, with its kind and scope read once, when the route is declared. */
-  const authenticate = (kind: string, scope: RouteScope | undefined, url: string) => async (request: FastifyRequest) => {
-    if (kind === 'admin') {
-      if (adminToken === undefined) return
-      const given = request.headers[ADMIN_TOKEN_HEADER]
-      if (typeof given !== 'string' || !constantTimeEqual(given, adminToken)) {
-        throw new ApiError(
-          'invalid_admin_token',
-          `The sandbox API requires the ${ADMIN_TOKEN_HEADER} header with the platform's admin token.`,
-        )
+  const authenticate =
+    (kind: string, scope: RouteScope | undefined, role: SessionRole | undefined, url: string) => async (request: FastifyRequest) => {
+      if (kind === 'admin') {
+        if (adminToken === undefined) return
+        const given = request.headers[ADMIN_TOKEN_HEADER]
+        if (typeof given !== 'string' || !constantTimeEqual(given, adminToken)) {
+          throw new ApiError(
+            'invalid_admin_token',
+            `The sandbox API requires the ${ADMIN_TOKEN_HEADER} header with the platform's admin token.`,
+          )
+        }
+        return
       }
-      return
-    }
 
-    if (kind === 'session') {
-      const token = sessionToken(request)
-      const session = token === undefined || verifySession === undefined ? undefined : await verifySession(token)
-      if (session === undefined) throw new ApiError('session_required', 'Sign in first: this needs a signed-in session.')
-      request.principal = session
-      return
-    }
+      if (kind === 'session') {
+        const token = sessionToken(request)
+        const session = token === undefined || verifySession === undefined ? undefined : await verifySession(token)
+        if (session === undefined) throw new ApiError('session_required', 'Sign in first: this needs a signed-in session.')
+        request.principal = session
+        if (role !== undefined && !session.roles.includes(role)) throw new ApiError('forbidden', `This needs the ${role} role.`)
+        return
+      }
 
-    const parsed = parseAuthorization(request.headers.authorization)
-    if (parsed === undefined) throw new ApiError('missing_authorization', MISSING_MESSAGE)
+      const parsed = parseAuthorization(request.headers.authorization)
+      if (parsed === undefined) throw new ApiError('missing_authorization', MISSING_MESSAGE)
 
-    if (kind === 'key') {
-      if (parsed.scheme !== 'key') {
+      if (kind === 'key') {
+        if (parsed.scheme !== 'key') {
+          throw new ApiError(
+            'wrong_authorization_scheme',
+            'This endpoint requires a Server API Key: send "Authorization: Key <server API key>".',
+          )
+        }
+        const principal = await authenticator.verifyApiKey(parsed.credential)
+        if (principal === undefined) throw new ApiError('invalid_api_key', 'The server API key is unknown or has been revoked.')
+        if (principal === 'app_suspended') throw suspended(principal)
+        request.principal = principal
+        return
+      }
+
+      if (parsed.scheme !== 'bearer') {
         throw new ApiError(
           'wrong_authorization_scheme',
-          'This endpoint requires a Server API Key: send "Authorization: Key <server API key>".',
+          'This endpoint requires a user access token: send "Authorization: Bearer <access token>".',
         )
       }
-      const principal = await authenticator.verifyApiKey(parsed.credential)
-      if (principal === undefined) throw new ApiError('invalid_api_key', 'The server API key is unknown or has been revoked.')
-      request.principal = principal
-      return
+      const checked = await authenticator.verifyAccessToken(parsed.credential)
+      if (checked === 'expired') throw new ApiError('token_expired', 'The access token has expired; authenticate the user again.')
+      if (checked === undefined) throw new ApiError('invalid_access_token', 'The access token is invalid or has been revoked.')
+      if (checked === 'app_suspended' || checked === 'user_suspended') throw suspended(checked)
+      // Set before the scope check: a call refused for its scope still names its app and user (the
+      // request log records it); no handler runs after a refusal.
+      request.principal = checked
+      // Fails closed for a token route that escaped the start-up check.
+      if (scope === undefined) throw new Error(`route ${url} declares no scope`)
+      if (scope !== 'none' && !checked.scopes.includes(scope)) {
+        throw new ApiError('missing_scope', `The access token was not granted the ${scope} scope, which this endpoint needs.`)
+      }
     }
-
-    if (parsed.scheme !== 'bearer') {
-      throw new ApiError(
-        'wrong_authorization_scheme',
-        'This endpoint requires a user access token: send "Authorization: Bearer <access token>".',
-      )
-    }
-    const checked = await authenticator.verifyAccessToken(parsed.credential)
-    if (checked === 'expired') throw new ApiError('token_expired', 'The access token has expired; authenticate the user again.')
-    if (checked === undefined) throw new ApiError('invalid_access_token', 'The access token is invalid or has been revoked.')
-    // Set before the scope check: a call refused for its scope still names its app and user (the
-    // request log records it); no handler runs after a refusal.
-    request.principal = checked
-    // Fails closed for a token route that escaped the start-up check.
-    if (scope === undefined) throw new Error(`route ${url} declares no scope`)
-    if (scope !== 'none' && !checked.scopes.includes(scope)) {
-      throw new ApiError('missing_scope', `The access token was not granted the ${scope} scope, which this endpoint needs.`)
-    }
-  }
   // After routing's (registerRouting comes first): the CORS headers are set before a refusal.
   app.addHook('onRoute', (route: RouteOptions) => {
-    const { auth, scope } = route.config ?? {}
-    if (auth !== undefined) addRouteHook(route, 'onRequest', authenticate(auth, scope, route.url))
+    const { auth, scope, role } = route.config ?? {}
+    if (auth !== undefined) addRouteHook(route, 'onRequest', authenticate(auth, scope, role, route.url))
   })
 }
 

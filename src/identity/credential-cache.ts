@@ -9,7 +9,8 @@ import { credentialEventsRepo, KEEP_EVENTS_MS, memberSubject, type RevokedCreden
  * Verified server API keys and access tokens, cached per process so that a request does not
  * need a database round trip to authenticate, without weakening revocation:
  *
- * - Every revocation (a token, a key, a user's consent to an app) writes an event in the
+ * - Every revocation (a token, a key, a user's consent to an app, an app or a user suspended by an
+ *   operator: every token and key of it) writes an event in the
  *   transaction that revokes. The process that revoked drops the entry itself once that
  *   transaction has committed, before it answers; every process reads the feed every `pollMs`.
  * - The feed is read by commit, not by id. Event ids are drawn when a transaction inserts, so
@@ -145,10 +146,15 @@ export function createCredentialCache(options: CredentialCacheOptions): Credenti
     recent.set(event.subject, applied)
     if (event.kind === 'token') tokens.delete(event.subject)
     else if (event.kind === 'key') keys.delete(event.subject)
-    else {
+    else if (event.kind === 'member') {
       for (const [hash, entry] of tokens) {
         if (memberSubject(entry.principal.appId, entry.principal.userId) === event.subject) tokens.delete(hash)
       }
+    } else if (event.kind === 'app') {
+      for (const [hash, entry] of tokens) if (entry.principal.appId === event.subject) tokens.delete(hash)
+      for (const [hash, entry] of keys) if (entry.principal.appId === event.subject) keys.delete(hash)
+    } else {
+      for (const [hash, entry] of tokens) if (entry.principal.userId === event.subject) tokens.delete(hash)
     }
   }
 
@@ -211,9 +217,9 @@ export function createCredentialCache(options: CredentialCacheOptions): Credenti
           options.onLookup?.('key', 'miss')
           const startedAt = applied
           const epoch = options.clock.epoch()
-          const principal = await inner.verifyApiKey(key)
-          if (principal !== undefined) remember(keys, hash, principal, startedAt, epoch, [hash])
-          return principal
+          const checked = await inner.verifyApiKey(key)
+          if (typeof checked === 'object') remember(keys, hash, checked, startedAt, epoch, [hash, checked.appId])
+          return checked
         },
         async verifyAccessToken(token): Promise<TokenCheck> {
           const hash = sha256Hex(token)
@@ -227,8 +233,9 @@ export function createCredentialCache(options: CredentialCacheOptions): Credenti
           const startedAt = applied
           const epoch = options.clock.epoch()
           const checked = await inner.verifyAccessToken(token)
-          if (checked !== undefined && checked !== 'expired') {
-            remember(tokens, hash, checked, startedAt, epoch, [hash, memberSubject(checked.appId, checked.userId)])
+          if (typeof checked === 'object') {
+            const subjects = [hash, memberSubject(checked.appId, checked.userId), checked.appId, checked.userId]
+            remember(tokens, hash, checked, startedAt, epoch, subjects)
           }
           return checked
         },

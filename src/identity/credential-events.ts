@@ -2,9 +2,12 @@ import { type Kysely, sql } from 'kysely'
 import type { ClockReading } from '../clock/clock.js'
 import type { DB } from '../db/schema.js'
 
-export type CredentialEventKind = 'token' | 'key' | 'member'
+export type CredentialEventKind = 'token' | 'key' | 'member' | 'app' | 'user'
 
-/** A revoked credential: a token's or key's hash, or a membership (`memberSubject`) whose tokens all go. */
+/**
+ * A revoked credential: a token's or key's hash, a membership (`memberSubject`) whose tokens all go,
+ * or an app's or a user's id (suspended: every token and key of the app, every token of the user).
+ */
 export interface RevokedCredential {
   kind: CredentialEventKind
   subject: string

@@ -16,6 +16,9 @@ export interface TokenRecord {
   username: string
   /** Whether `expires_at` has passed on the platform clock as stored, judged by the same statement. */
   expired: boolean
+  /** When an operator suspended the user, or the token's app (migration 0017). */
+  user_suspended_at: Date | null
+  app_suspended_at: Date | null
 }
 
 export function identityRepo(db: Kysely<DB>) {
@@ -89,7 +92,9 @@ export function identityRepo(db: Kysely<DB>) {
         .selectFrom('access_tokens as t')
         .innerJoin('app_users as au', (join) => join.onRef('au.app_id', '=', 't.app_id').onRef('au.user_id', '=', 't.user_id'))
         .innerJoin('users as u', 'u.id', 't.user_id')
+        .innerJoin('apps as a', 'a.id', 't.app_id')
         .select(['t.id', 't.token_hash', 't.app_id', 't.user_id', 't.scopes', 't.expires_at', 't.revoked_at', 'au.uid', 'u.username'])
+        .select(['u.suspended_at as user_suspended_at', 'a.suspended_at as app_suspended_at'])
         .select(sql<boolean>`t.expires_at <= ${platformNow}`.as('expired'))
         .where('t.token_hash', '=', tokenHash)
         .executeTakeFirst()

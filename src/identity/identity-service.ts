@@ -115,6 +115,8 @@ export function identityServiceFactory(deps: {
       if (row === undefined || row.revoked_at !== null || !constantTimeEqual(row.token_hash, hash)) return undefined
       // Judged by the database against the stored offset: every process refuses it alike.
       if (row.expired) return 'expired'
+      if (row.user_suspended_at !== null) return 'user_suspended'
+      if (row.app_suspended_at !== null) return 'app_suspended'
       return {
         kind: 'token',
         tokenId: row.id,

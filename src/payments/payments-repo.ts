@@ -26,7 +26,7 @@ export interface NewPayment {
  * that made it (its X-Request-Id, which the request log shows too).
  */
 export interface MoveBy {
-  actor: 'app' | 'user' | 'approval_window' | 'ledger' | 'sandbox'
+  actor: 'app' | 'user' | 'approval_window' | 'ledger' | 'sandbox' | 'portal'
   actorId: string | null
   requestId: string | null
 }

@@ -10,7 +10,7 @@ import { SCOPES } from '../core/scopes.js'
 import { errorResponses } from '../http/errors.js'
 import { ADMIN_SECURITY } from '../http/openapi.js'
 import type { IdentityService } from '../identity/identity-service.js'
-import { appView } from './views/views-service.js'
+import { appView } from '../views/views-service.js'
 
 const WalletSchema = Type.Object({
   address: Type.String({ description: 'Public key (G…), the ledger account' }),

@@ -33,7 +33,7 @@ export function cookieOf(headers: Answer['headers']): string | undefined {
 export function accountBrowser(app: () => FastifyInstance) {
   let token: string | undefined
   const call = async (
-    method: 'GET' | 'POST' | 'DELETE',
+    method: 'GET' | 'POST' | 'DELETE' | 'PATCH',
     url: string,
     payload?: unknown,
     headers: Record<string, string> = {},
@@ -51,7 +51,10 @@ export function accountBrowser(app: () => FastifyInstance) {
     })
     const set = cookieOf(response.headers)
     if (set !== undefined) token = set === '' ? undefined : set
-    return { status: response.statusCode, body: response.body === '' ? {} : JSON.parse(response.body), headers: response.headers }
+    // A JSON lines export (operator routes) is not one JSON value: its text is kept instead.
+    const json = String(response.headers['content-type'] ?? '').startsWith('application/json')
+    const body = response.body === '' ? {} : json ? JSON.parse(response.body) : { text: response.body }
+    return { status: response.statusCode, body, headers: response.headers }
   }
   return {
     call,

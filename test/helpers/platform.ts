@@ -6,7 +6,7 @@ import pg from 'pg'
 import { type AppDeps, buildApp } from '../../src/app.js'
 import { createPlatformClock, type PlatformClock } from '../../src/clock/clock.js'
 import { clockRepo } from '../../src/clock/clock-repo.js'
-import type { AccountLimits, StreamLimits } from '../../src/config.js'
+import { type AccountLimits, type PortalSettings, portalSettings, type StreamLimits } from '../../src/config.js'
 import { type Database, openDatabase } from '../../src/db/database.js'
 import type { DB } from '../../src/db/schema.js'
 import { pgliteImage } from './pglite-image.js'
@@ -59,6 +59,8 @@ export interface PlatformOptions {
   allowedHosts?: string[]
   /** Production's sessions and sign-in throttling (the defaults when absent). */
   accounts?: AccountLimits
+  /** Production's portal settings (the defaults when absent: developers by operator, no private app URLs). */
+  portal?: Partial<PortalSettings>
 }
 
 /**
@@ -108,6 +110,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Test
       metricsToken: options.metricsToken,
       allowedHosts: options.allowedHosts ?? [],
       ...(options.accounts === undefined ? {} : { accounts: options.accounts }),
+      ...(options.portal === undefined ? {} : { portal: { ...portalSettings(), ...options.portal } }),
     },
     poolStats: database.poolStats,
     ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
@@ -259,8 +262,8 @@ export function sandbox(app: FastifyInstance, headers: Record<string, string> = 
 }
 
 /**
- * Reads every row of every table as text: what a database dump would contain. `except` leaves
- * tables out; `withoutColumns` leaves columns of a table out.
+ * Reads every row of every table as text: what a database dump would contain, each table's rows
+ * in a fixed order. `except` leaves tables out; `withoutColumns` leaves columns of a table out.
  */
 export async function dumpDatabase(
   db: Kysely<DB>,
@@ -275,20 +278,25 @@ export async function dumpDatabase(
     if (except.includes(table_name)) continue
     const rows = await sql<Record<string, unknown>>`select * from ${sql.table(table_name)}`.execute(db)
     const left = withoutColumns[table_name] ?? []
-    const kept = rows.rows.map((row) => Object.fromEntries(Object.entries(row).filter(([column]) => !left.includes(column))))
-    parts.push(`${table_name}: ${JSON.stringify(kept)}`)
+    // Rows in a fixed order: an UPDATE moves a row in the heap, so the order of `select *` is no part of the state.
+    const kept = rows.rows
+      .map((row) => JSON.stringify(Object.fromEntries(Object.entries(row).filter(([column]) => !left.includes(column)))))
+      .sort()
+    parts.push(`${table_name}: [${kept.join(',')}]`)
   }
   return parts.join('\n')
 }
 
 /**
  * The platform's state as text: what a refused call must leave unchanged. Left out: the request
- * log, which records refused calls too, by design; and the time of each process's sandbox
+ * log, which records refused calls too, by design; the time of each process's sandbox
  * heartbeat (sandbox/sandbox-sync.ts), which its poll rewrites every 5 s whatever is asked (the
- * registry's rows and the generation each process applied are still compared).
+ * registry's rows and the generation each process applied are still compared); and a server API
+ * key's last use (`api_keys.last_used_at`), written when the key authenticates a request, refused
+ * or not, at most once a minute.
  */
 export function dumpState(db: Kysely<DB>): Promise<string> {
-  return dumpDatabase(db, ['request_log'], { sandbox_processes: ['seen_at'] })
+  return dumpDatabase(db, ['request_log'], { sandbox_processes: ['seen_at'], api_keys: ['last_used_at'] })
 }
 
 /**

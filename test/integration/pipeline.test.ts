@@ -36,7 +36,19 @@ describe('the request pipeline', () => {
     )
     assert.deepEqual(
       ROUTE_GROUPS.map((group) => group.name),
-      ['system', 'platform API', 'account', 'SDK', 'ledger', 'sandbox API', 'sandbox page', 'platform page', 'console'],
+      [
+        'system',
+        'platform API',
+        'account',
+        'portal',
+        'operator',
+        'SDK',
+        'ledger',
+        'sandbox API',
+        'sandbox page',
+        'platform page',
+        'console',
+      ],
     )
   })
 

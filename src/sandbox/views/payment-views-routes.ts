@@ -10,10 +10,10 @@ import { ADMIN_SECURITY } from '../../http/openapi.js'
 import { PaymentDTOSchema } from '../../payments/payment-dto.js'
 import type { MoveBy } from '../../payments/payments-repo.js'
 import type { PaymentsService } from '../../payments/payments-service.js'
-import { paymentViewsRepo } from './payment-views-repo.js'
-import { paymentViewsServiceFactory } from './payment-views-service.js'
-import { viewsRepo } from './views-repo.js'
-import { viewsServiceFactory } from './views-service.js'
+import { paymentViewsRepo } from '../../views/payment-views-repo.js'
+import { paymentViewsServiceFactory } from '../../views/payment-views-service.js'
+import { viewsRepo } from '../../views/views-repo.js'
+import { viewsServiceFactory } from '../../views/views-service.js'
 
 /**
  * The sandbox's payment views: search an app's payments, one payment with its ledger transaction

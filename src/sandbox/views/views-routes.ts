@@ -7,8 +7,8 @@ import { AppParams, Cursor, Id, PageLimit } from '../../core/schemas.js'
 import type { DB } from '../../db/schema.js'
 import { errorResponses } from '../../http/errors.js'
 import { ADMIN_SECURITY } from '../../http/openapi.js'
-import { MAX_NESTED_ROWS, viewsRepo } from './views-repo.js'
-import { appView, viewsServiceFactory } from './views-service.js'
+import { MAX_NESTED_ROWS, viewsRepo } from '../../views/views-repo.js'
+import { appView, viewsServiceFactory } from '../../views/views-service.js'
 
 /**
  * Read-only views of the platform for the sandbox browser and the developer console: apps,

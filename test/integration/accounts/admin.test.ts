@@ -79,11 +79,13 @@ describe('the operator’s commands (service)', () => {
     assert.equal(me.statusCode, 200, 'the key works against the platform API')
     const row = await platform.db
       .selectFrom('apps')
-      .select(['owner_user_id', 'network'])
-      .where('id', '=', created.app_id)
+      .innerJoin('app_members as m', (join) => join.onRef('m.app_id', '=', 'apps.id').on('m.role', '=', 'owner'))
+      .select(['m.user_id', 'apps.network', 'apps.verified_by'])
+      .where('apps.id', '=', created.app_id)
       .executeTakeFirstOrThrow()
-    assert.equal(row.owner_user_id, String((await user.account()).body.user_id))
+    assert.equal(row.user_id, String((await user.account()).body.user_id))
     assert.equal(row.network, 'Pi Network')
+    assert.equal(row.verified_by, 'operator', 'an app the operator creates is vouched for')
     const trail = JSON.stringify((await admin().auditTrail(100)).records)
     assert.equal(trail.includes(created.api_key), false)
     assert.equal(trail.includes(created.wallet.seed), false)
@@ -225,6 +227,9 @@ describe(`plinth admin, spawned (${TEST_DB})`, () => {
     for (const secret of [GOOD_PASSWORD, created.api_key, created.wallet.seed]) assert.equal(audit.stdout.includes(secret), false)
 
     // A record edited behind the command's back: the chain is broken there, and the command says so (exit 1).
+    const whole = await run(['audit', 'verify'])
+    assert.equal(whole.code, 0, whole.stderr)
+    assert.match(whole.stdout, /^chain: whole \(\d+ records\)$/m)
     const access = await setup.sql()
     try {
       await access.query(`update audit_log set target = 'someone else' where action = 'create-app'`)
@@ -234,6 +239,10 @@ describe(`plinth admin, spawned (${TEST_DB})`, () => {
     const broken = await run(['audit'])
     assert.equal(broken.code, 1)
     assert.match(broken.stdout, /chain: BROKEN at record \d+/)
+    const verified = await run(['audit', 'verify', '--json'])
+    assert.equal(verified.code, 1)
+    assert.match(String(JSON.parse(verified.stdout).broken_at), /^\d+$/)
+    assert.equal((await run(['audit', 'verity'])).code, 2, 'a usage error')
   })
 
   it('exits 3 when the database cannot be opened', async () => {

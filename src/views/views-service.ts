@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely'
-import { ApiError } from '../../core/errors.js'
-import type { AppsTable } from '../../db/schema.js'
+import { ApiError } from '../core/errors.js'
+import type { AppsTable } from '../db/schema.js'
 import type { ViewsRepo } from './views-repo.js'
 
 /** An app as the sandbox API shows it: in its list, on its page and as the answer to an edit. */

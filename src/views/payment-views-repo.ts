@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely'
-import { type CursorPosition, containsPattern } from '../../core/cursors.js'
-import type { DB } from '../../db/schema.js'
-import type { PaymentState } from '../../payments/payment-advice.js'
+import { type CursorPosition, containsPattern } from '../core/cursors.js'
+import type { DB } from '../db/schema.js'
+import type { PaymentState } from '../payments/payment-advice.js'
 
 /**
  * The SQL of the sandbox's payment views (payment-views-service.ts): an app's payments searched
@@ -36,6 +36,11 @@ export interface PaymentFilter {
   q?: string | undefined
   state?: PaymentState | undefined
   direction?: 'user_to_app' | 'app_to_user' | undefined
+  /**
+   * `app`: `q` names a user by their uid in the app only, never by the platform's id or username
+   * (the developer portal: a developer sees what the app was given). `platform` when absent.
+   */
+  usersBy?: 'platform' | 'app' | undefined
 }
 
 /** How many timeline events one payment shows. */
@@ -57,14 +62,14 @@ export function paymentViewsRepo(db: Kysely<DB>) {
       const { q, state, direction } = filter
       let query = selectPayments().where('p.app_id', '=', appId)
       if (q !== undefined) {
+        const byPlatform = filter.usersBy !== 'app'
         query = query.where((eb) =>
           eb.or([
             eb('p.identifier', '=', q),
             eb('p.txid', '=', q),
-            eb('p.user_id', '=', q),
             eb('p.user_uid', '=', q),
-            eb('u.username_key', '=', q.toLowerCase()),
             eb(sql`lower(p.memo)`, 'like', containsPattern(q)),
+            ...(byPlatform ? [eb('p.user_id', '=', q), eb('u.username_key', '=', q.toLowerCase())] : []),
           ]),
         )
       }

@@ -55,6 +55,12 @@ function canonical(value: unknown): unknown {
  */
 export function auditLog(db: Kysely<DB>) {
   return {
+    /** Takes the log's lock in `trx` (append takes it too): a check of earlier records made after it holds until commit. */
+    async lock(trx: Kysely<DB>): Promise<void> {
+      if (!trx.isTransaction) throw new Error('the audit lock is taken inside a transaction')
+      await sql`select ${AUDIT_LOCK}`.execute(trx)
+    },
+
     async append(trx: Kysely<DB>, entry: AuditEntry): Promise<AuditRecord> {
       // now() is the transaction's start, the same in every statement of it: the time hashed is the time stored.
       if (!trx.isTransaction) throw new Error('an audit record is appended inside the transaction that does what it records')

@@ -1,8 +1,8 @@
 import { type Kysely, sql } from 'kysely'
-import { platformNow } from '../../clock/platform-now.js'
-import type { CursorPosition } from '../../core/cursors.js'
-import { containsPattern } from '../../core/cursors.js'
-import type { DB } from '../../db/schema.js'
+import { platformNow } from '../clock/platform-now.js'
+import type { CursorPosition } from '../core/cursors.js'
+import { containsPattern } from '../core/cursors.js'
+import type { DB } from '../db/schema.js'
 
 /**
  * The SQL of the sandbox's read-only views (views-routes.ts): apps, users, and each app's keys,

@@ -1,0 +1,353 @@
+import { type Kysely, sql } from 'kysely'
+import { checkAppDescription, checkAppIcon, checkAppName, checkAppUrl } from '../apps/app-rules.js'
+import { type AppNetwork, appsServiceFactory, newValidationKey } from '../apps/apps-service.js'
+import { auditLog } from '../audit/audit-log.js'
+import type { Clock } from '../clock/clock.js'
+import type { DeveloperSignup } from '../config.js'
+import { ApiError } from '../core/errors.js'
+import type { SessionPrincipal } from '../core/principals.js'
+import type { DB } from '../db/schema.js'
+import { inTransaction } from '../db/transaction.js'
+import type { RevokedCredential } from '../identity/credential-events.js'
+import { formatAmount, parseStoredAmount } from '../ledger/amounts.js'
+import type { Wallets } from '../ledger/wallets.js'
+import type { DomainCheckResult } from './domain-check.js'
+import { type MemberRole, portalRepo } from './portal-repo.js'
+
+/** How many apps one developer may own, members of at most 200; keys and members per app. */
+const MAX_OWNED_APPS = 50
+const MAX_APPS_LISTED = 200
+const MAX_ACTIVE_KEYS = 20
+const MAX_MEMBERS = 50
+
+export interface NewApp {
+  name: string
+  url: string
+  network: AppNetwork
+  description?: string | undefined
+  icon?: string | null | undefined
+}
+
+export interface AppChanges {
+  name?: string | undefined
+  url?: string | undefined
+  description?: string | undefined
+  icon?: string | null | undefined
+}
+
+type Checked<T> = { ok: true; value: T } | { ok: false; message: string }
+const valid = <T>(checked: Checked<T>): T => {
+  if (!checked.ok) throw new ApiError('invalid_arguments', checked.message)
+  return checked.value
+}
+
+/** The developer of a request, as the audit log names them. */
+export const actorOf = (principal: SessionPrincipal): string => `user:${principal.userId}`
+
+/**
+ * The developer portal (docs/portal.md): the apps a signed-in developer is a member of, and what
+ * an owner and a member may do with them. Every app-scoped call starts from the caller's
+ * membership: no membership is a 404 (another developer's app is not shown to exist), and a
+ * member doing an owner's act is a 403. Security-relevant acts write an audit record in the
+ * transaction that does them.
+ */
+export function portalServiceFactory(deps: {
+  db: Kysely<DB>
+  clock: Clock
+  wallets: Wallets
+  publicUrl: string
+  developerSignup: DeveloperSignup
+  /** The domain check (domain-check.ts), bound to the platform's settings. */
+  checkDomain: (appUrl: string, expectedKey: string) => Promise<DomainCheckResult>
+  afterRevocation?: (revoked: RevokedCredential) => void
+}) {
+  const { db, clock, wallets, publicUrl } = deps
+  const repo = portalRepo(db)
+  const audit = auditLog(db)
+  const appsIn = (trx: Kysely<DB>) => appsServiceFactory({ db: trx, clock, wallets })
+
+  /** The app and the caller's role, or 404 when the caller is no member; 403 when `need` is owner and the caller is a member. */
+  async function requireMember(principal: SessionPrincipal, appId: string, need: MemberRole = 'member') {
+    const found = await repo.membership(appId, principal.userId)
+    if (found === undefined) throw new ApiError('app_not_found', `No app with id ${appId} of yours.`)
+    if (need === 'owner' && found.role !== 'owner') throw new ApiError('forbidden', "Only the app's owner may do this.")
+    return found
+  }
+
+  type Membership = Awaited<ReturnType<typeof requireMember>>
+  const view = (row: Membership) => ({
+    app_id: row.id,
+    name: row.name,
+    network: row.network,
+    url: row.url,
+    description: row.description,
+    icon: row.icon,
+    wallet_address: row.wallet_address,
+    created_at: row.created_at.toISOString(),
+    role: row.role,
+    validation_key: row.validation_key,
+    verified: row.verified_at !== null,
+    verified_at: row.verified_at?.toISOString() ?? null,
+    verified_by: row.verified_by,
+    suspended: row.suspended_at !== null,
+  })
+
+  return {
+    requireMember,
+    view,
+
+    /** `open` sign-up: a signed-in user makes themselves a developer (audited). */
+    async becomeDeveloper(principal: SessionPrincipal) {
+      if (deps.developerSignup !== 'open') {
+        throw new ApiError(
+          'forbidden',
+          "This platform's operator grants the developer role: ask them (PLINTH_DEVELOPER_SIGNUP is not open).",
+        )
+      }
+      if (principal.roles.includes('developer')) return { developer: true, already: true }
+      await inTransaction(db, async (trx) => {
+        await portalRepo(trx).grantRole(principal.userId, 'developer')
+        await audit.append(trx, {
+          actor: actorOf(principal),
+          action: 'grant-developer',
+          target: principal.username,
+          details: { policy: 'open' },
+        })
+      })
+      return { developer: true, already: false }
+    },
+
+    /** Registers an app owned by the caller, unverified, with its validation key and first server API key (shown once). */
+    async registerApp(principal: SessionPrincipal, input: NewApp, requestId: string) {
+      const name = valid(checkAppName(input.name))
+      const url = valid(checkAppUrl(input.url, publicUrl))
+      const description = valid(checkAppDescription(input.description ?? ''))
+      const icon = input.icon === undefined || input.icon === null ? null : valid(checkAppIcon(input.icon))
+      if ((await repo.countAppsOwned(principal.userId)) >= MAX_OWNED_APPS) {
+        throw new ApiError('invalid_arguments', `A developer owns at most ${MAX_OWNED_APPS} apps.`)
+      }
+      return inTransaction(db, async (trx) => {
+        const created = await appsIn(trx).createApp({
+          name,
+          url,
+          network: input.network,
+          description,
+          icon,
+          ownerUserId: principal.userId,
+          validationKey: newValidationKey(),
+        })
+        await audit.append(trx, {
+          actor: actorOf(principal),
+          action: 'register-app',
+          target: created.app.id,
+          details: { name, url, network: input.network, key_id: created.keyId, wallet: created.wallet.address, request_id: requestId },
+        })
+        return {
+          app: view({ ...created.app, role: 'owner' }),
+          apiKey: created.apiKey,
+          keyId: created.keyId,
+          walletSeed: created.wallet.seed,
+        }
+      })
+    },
+
+    async listApps(principal: SessionPrincipal) {
+      return (await repo.appsOf(principal.userId, MAX_APPS_LISTED)).map(view)
+    },
+
+    async getApp(principal: SessionPrincipal, appId: string) {
+      return view(await requireMember(principal, appId))
+    },
+
+    /** A member edits the app; a new URL must be verified again (audited, with the old and new URL). */
+    async updateApp(principal: SessionPrincipal, appId: string, changes: AppChanges, requestId: string) {
+      const before = await requireMember(principal, appId)
+      const set = {
+        ...(changes.name === undefined ? {} : { name: valid(checkAppName(changes.name)) }),
+        ...(changes.url === undefined ? {} : { url: valid(checkAppUrl(changes.url, publicUrl)) }),
+        ...(changes.description === undefined ? {} : { description: valid(checkAppDescription(changes.description)) }),
+        ...(changes.icon === undefined ? {} : { icon: changes.icon === null ? null : valid(checkAppIcon(changes.icon)) }),
+      }
+      await inTransaction(db, async (trx) => {
+        await portalRepo(trx).updateApp(appId, set)
+        if (set.url !== undefined && set.url !== before.url) {
+          await audit.append(trx, {
+            actor: actorOf(principal),
+            action: 'change-app-url',
+            target: appId,
+            details: { from: before.url, to: set.url, request_id: requestId },
+          })
+        }
+      })
+      return view(await requireMember(principal, appId))
+    },
+
+    /**
+     * Fetches `<app origin>/validation-key.txt` (domain-check.ts: SSRF-safe) and marks the app
+     * verified when it holds the app's key; otherwise 409 domain_check_failed with the reason.
+     */
+    async verifyDomain(principal: SessionPrincipal, appId: string, requestId: string) {
+      const app = await requireMember(principal, appId)
+      if (app.url === null || app.validation_key === null) throw new ApiError('invalid_arguments', 'The app has no URL to verify.')
+      const result = await deps.checkDomain(app.url, app.validation_key)
+      if (!result.ok) {
+        throw new ApiError('domain_check_failed', result.message, { reason: result.reason, checked_url: result.url })
+      }
+      const url = app.url
+      const marked = await inTransaction(db, async (trx) => {
+        const ok = await portalRepo(trx).markVerified(appId, url)
+        if (ok) {
+          await audit.append(trx, {
+            actor: actorOf(principal),
+            action: 'verify-app-domain',
+            target: appId,
+            details: { url, checked_url: result.url, address: result.address, request_id: requestId },
+          })
+        }
+        return ok
+      })
+      if (!marked)
+        throw new ApiError('domain_check_failed', "The app's URL changed during the check: verify again.", { reason: 'url_changed' })
+      return view(await requireMember(principal, appId))
+    },
+
+    /** The app wallet's balance, and where its history is (the ledger's public Horizon API). */
+    async wallet(principal: SessionPrincipal, appId: string) {
+      const app = await requireMember(principal, appId)
+      const account = await db
+        .selectFrom('ledger_accounts')
+        .select(sql<string>`balance::text`.as('balance'))
+        .where('address', '=', app.wallet_address)
+        .executeTakeFirst()
+      return {
+        address: app.wallet_address,
+        balance: formatAmount(parseStoredAmount(account?.balance ?? '0')),
+        payments_url: `${publicUrl}/ledger/accounts/${app.wallet_address}/payments?order=desc`,
+      }
+    },
+
+    async keys(principal: SessionPrincipal, appId: string) {
+      await requireMember(principal, appId)
+      return (await repo.keys(appId)).map((key) => ({
+        key_id: key.id,
+        name: key.name,
+        prefix: key.key_prefix,
+        created_at: key.created_at.toISOString(),
+        last_used_at: key.last_used_at?.toISOString() ?? null,
+        revoked_at: key.revoked_at?.toISOString() ?? null,
+      }))
+    },
+
+    /** An owner makes a server API key: answered once, kept only as its hash (audited, without the key). */
+    async createKey(principal: SessionPrincipal, appId: string, name: string, requestId: string) {
+      await requireMember(principal, appId, 'owner')
+      if ((await repo.countActiveKeys(appId)) >= MAX_ACTIVE_KEYS) {
+        throw new ApiError('invalid_arguments', `An app has at most ${MAX_ACTIVE_KEYS} active keys: revoke one first.`)
+      }
+      return inTransaction(db, async (trx) => {
+        const key = await appsIn(trx).createKey(appId, name)
+        await audit.append(trx, {
+          actor: actorOf(principal),
+          action: 'create-key',
+          target: appId,
+          details: { key_id: key.keyId, name, request_id: requestId },
+        })
+        return key
+      })
+    },
+
+    async revokeKey(principal: SessionPrincipal, appId: string, keyId: string, requestId: string) {
+      await requireMember(principal, appId, 'owner')
+      // The cache forgets the key once the revocation (and its audit record) committed, not before.
+      const done = await inTransaction(db, async (trx) => {
+        const revoked = await appsIn(trx).revokeKey(appId, keyId)
+        await audit.append(trx, {
+          actor: actorOf(principal),
+          action: 'revoke-key',
+          target: appId,
+          details: { key_id: keyId, request_id: requestId },
+        })
+        return revoked
+      })
+      deps.afterRevocation?.(done.revoked)
+      return { keyId: done.keyId, revokedAt: done.revokedAt }
+    },
+
+    async members(principal: SessionPrincipal, appId: string) {
+      await requireMember(principal, appId)
+      return (await repo.members(appId)).map((m) => ({ username: m.username, role: m.role, added_at: m.added_at.toISOString() }))
+    },
+
+    /**
+     * An owner adds a user by username. The user must be a developer, or, under the `invite`
+     * sign-up policy, becomes one by this (audited either way).
+     */
+    async addMember(principal: SessionPrincipal, appId: string, username: string, requestId: string) {
+      await requireMember(principal, appId, 'owner')
+      const user = await repo.findUserByName(username)
+      if (user === undefined || user.suspended_at !== null)
+        throw new ApiError('user_not_found', `No user named "${username.slice(0, 64)}".`)
+      const isDeveloper = user.roles.includes('developer')
+      if (!isDeveloper && deps.developerSignup !== 'invite') {
+        throw new ApiError('not_a_developer', `${user.username} is not a developer: an operator grants the role first.`)
+      }
+      if ((await repo.countMembers(appId)) >= MAX_MEMBERS)
+        throw new ApiError('invalid_arguments', `An app has at most ${MAX_MEMBERS} members.`)
+      return inTransaction(db, async (trx) => {
+        const txRepo = portalRepo(trx)
+        if (!(await txRepo.addMember(appId, user.id))) throw new ApiError('member_exists', `${user.username} is a member already.`)
+        if (!isDeveloper) await txRepo.grantRole(user.id, 'developer')
+        await audit.append(trx, {
+          actor: actorOf(principal),
+          action: 'add-member',
+          target: appId,
+          details: { username: user.username, user_id: user.id, developer_granted: !isDeveloper, request_id: requestId },
+        })
+        return { username: user.username, role: 'member' as const }
+      })
+    },
+
+    /** An owner removes a member; a member may remove themselves (leave). The owner is not removed: hand over first. */
+    async removeMember(principal: SessionPrincipal, appId: string, username: string, requestId: string) {
+      const self = username.toLowerCase() === principal.username.toLowerCase()
+      await requireMember(principal, appId, self ? 'member' : 'owner')
+      const user = await repo.findUserByName(username)
+      if (user === undefined) throw new ApiError('user_not_found', `No member named "${username.slice(0, 64)}".`)
+      await inTransaction(db, async (trx) => {
+        if (!(await portalRepo(trx).removeMember(appId, user.id))) {
+          throw new ApiError('user_not_found', `${user.username} is not a member of the app (an owner hands the app over before leaving).`)
+        }
+        await audit.append(trx, {
+          actor: actorOf(principal),
+          action: 'remove-member',
+          target: appId,
+          details: { username: user.username, user_id: user.id, request_id: requestId },
+        })
+      })
+      return { removed: true }
+    },
+
+    /** The owner hands the app to a member, and stays a member. */
+    async transferOwnership(principal: SessionPrincipal, appId: string, username: string, requestId: string) {
+      await requireMember(principal, appId, 'owner')
+      const user = await repo.findUserByName(username)
+      if (user === undefined || user.id === principal.userId) {
+        throw new ApiError('user_not_found', `"${username.slice(0, 64)}" is not another member of the app.`)
+      }
+      await inTransaction(db, async (trx) => {
+        if (!(await portalRepo(trx).transferOwnership(appId, principal.userId, user.id))) {
+          throw new ApiError('user_not_found', `${user.username} is not a member of the app: add them first.`)
+        }
+        await audit.append(trx, {
+          actor: actorOf(principal),
+          action: 'transfer-app',
+          target: appId,
+          details: { from: principal.username, to: user.username, request_id: requestId },
+        })
+      })
+      return { owner: user.username }
+    },
+  }
+}
+
+export type PortalService = ReturnType<typeof portalServiceFactory>
