@@ -21,11 +21,15 @@ declare module 'fastify' {
  * Horizon's `close`, so clients reconnect elsewhere): a stop never waits on them.
  */
 function registerLifecycle(app: FastifyInstance, services: Services): void {
-  const { streams, tip, credentials, sandbox } = services
+  const { streams, tip, credentials, sandbox, requestLogOptIn } = services
   app.addHook('preClose', async () => streams.closeAll())
   app.addHook('onClose', async () => tip.close())
   app.addHook('onReady', () => credentials.start())
   app.addHook('onClose', async () => credentials.stop())
+  if (requestLogOptIn !== undefined) {
+    app.addHook('onReady', () => requestLogOptIn.start())
+    app.addHook('onClose', async () => requestLogOptIn.stop())
+  }
   if (sandbox !== undefined) {
     app.addHook('onReady', () => sandbox.sync.start())
     app.addHook('onClose', () => sandbox.sync.stop())

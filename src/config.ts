@@ -32,8 +32,12 @@ export interface Config {
   rateLimitTokenPerMinute: number
   /** Bounds of the ledger's event streams (docs/ledger.md, "Streaming"). */
   streams: StreamLimits
-  /** Whether /v2 calls are written to the request log (PLINTH_REQUEST_LOG; on by default in sandbox mode only). */
-  requestLog: boolean
+  /**
+   * Whether /v2 calls are written to the request log (PLINTH_REQUEST_LOG): `true` every app's,
+   * `false` none; unset, every app's in sandbox mode and, in production, the apps whose owner
+   * turned it on in the portal.
+   */
+  requestLog: boolean | undefined
   /** Bearer token that reads GET /metrics; without it /metrics is open in sandbox mode and absent in production. */
   metricsToken: string | undefined
   /**
@@ -275,8 +279,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   if (rawRequestLog !== undefined && rawRequestLog !== 'on' && rawRequestLog !== 'off') {
     throw new ConfigError(`PLINTH_REQUEST_LOG must be "on" or "off", got "${rawRequestLog}"`)
   }
-  // On by default in sandbox mode; production logs requests only when asked to.
-  const requestLog = rawRequestLog === undefined ? mode === 'sandbox' : rawRequestLog === 'on'
+  // Unset: every app's in sandbox mode; in production, each app's owner opts in (docs/portal.md).
+  const requestLog = rawRequestLog === undefined ? undefined : rawRequestLog === 'on'
 
   return {
     port,

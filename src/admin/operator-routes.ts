@@ -43,6 +43,7 @@ const AuditRecord = Type.Object({
   id: Type.String(),
   at: Timestamp(),
   actor: Type.String({ description: '`user:<id>` (an operator in the console, a user), `cli:<os user>` (plinth admin), `platform`' }),
+  actor_username: Nullable(Type.String({ description: "The actor's username now, for a `user:` actor (not part of the hashed record)" })),
   action: Type.String(),
   target: Nullable(Type.String()),
   details: Type.Object({}, { additionalProperties: true, description: 'The arguments and outcome, never a secret' }),

@@ -322,20 +322,25 @@ export function operatorServiceFactory(deps: {
 
     /** Newest first; `before` is the id of the last record of the page before. */
     async audit(filter: AuditFilter, before: number | undefined, limit: number) {
-      let query = db.selectFrom('audit_log').selectAll()
-      if (filter.actor !== undefined) query = query.where('actor', '=', filter.actor)
-      if (filter.action !== undefined) query = query.where('action', '=', filter.action)
-      if (filter.target !== undefined) query = query.where('target', '=', filter.target)
-      if (filter.q !== undefined) query = query.where(sql`lower(details::text)`, 'like', containsPattern(filter.q))
-      if (before !== undefined) query = query.where('id', '<', String(before))
+      let query = db
+        .selectFrom('audit_log as a')
+        .leftJoin('users as u', (join) => join.on(sql<boolean>`a.actor = 'user:' || u.id`))
+        .selectAll('a')
+        .select('u.username as actor_username')
+      if (filter.actor !== undefined) query = query.where('a.actor', '=', filter.actor)
+      if (filter.action !== undefined) query = query.where('a.action', '=', filter.action)
+      if (filter.target !== undefined) query = query.where('a.target', '=', filter.target)
+      if (filter.q !== undefined) query = query.where(sql`lower(a.details::text)`, 'like', containsPattern(filter.q))
+      if (before !== undefined) query = query.where('a.id', '<', String(before))
       const rows = await query
-        .orderBy('id', 'desc')
+        .orderBy('a.id', 'desc')
         .limit(limit + 1)
         .execute()
       return rows.map((row) => ({
         id: String(row.id),
         at: row.at.toISOString(),
         actor: row.actor,
+        actor_username: row.actor_username,
         action: row.action,
         target: row.target,
         details: row.details,

@@ -338,14 +338,19 @@ export const PIPELINE: readonly Stage[] = [
   },
   {
     name: 'request-log',
-    runs: 'onSend and onResponse, every request (it keeps the /v2 calls of an authenticated app); on by default in sandbox mode only',
+    runs: "onSend and onResponse, every request (it keeps the /v2 calls of an authenticated app); every app's in sandbox mode, each app that opted in in production, unless PLINTH_REQUEST_LOG says otherwise",
     does: "Keeps each /v2 call of an app (its status, bodies and any fault injected into it) in a buffer written in batches, off the request's path.",
     refuses: [],
     why: "Before the routes it logs. Its hooks are global and only observe: its onResponse runs after the metrics stage's, and reads the status a fault may have set.",
-    when: (ctx) => ctx.config.requestLog ?? ctx.config.mode === 'sandbox',
+    when: (ctx) => ctx.config.requestLog !== false,
     register: (app, ctx, products) => {
-      const { metrics, db } = ctx.services
-      const requestLog = registerRequestLog(app, { db, clock: ctx.clock, log: app.log })
+      const { metrics, db, requestLogOptIn } = ctx.services
+      const requestLog = registerRequestLog(app, {
+        db,
+        clock: ctx.clock,
+        log: app.log,
+        ...(requestLogOptIn === undefined ? {} : { logs: requestLogOptIn.has }),
+      })
       metrics.gauge('plinth_request_log_buffered', "Request-log rows waiting in this process's buffer", requestLog.buffered)
       metrics.gauge(
         'plinth_request_log_dropped',

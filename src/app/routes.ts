@@ -89,7 +89,7 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
     register: (app, ctx) => {
       const { portal, db, payments } = ctx.services
       if (portal === undefined) throw new Error('the portal routes need the portal service (production mode)')
-      portalRoutes(app, { portal, db, payments, publicUrl: ctx.config.publicUrl })
+      portalRoutes(app, { portal, db, payments, publicUrl: ctx.config.publicUrl, requestLog: ctx.products.requestLog })
     },
   },
   {

@@ -21,6 +21,7 @@ import { linkPayments, paymentsLedger } from '../payments/payments-ledger.js'
 import { type PaymentsService, paymentsServiceFactory } from '../payments/payments-service.js'
 import { checkDomain } from '../portal/domain-check.js'
 import { type PortalService, portalServiceFactory } from '../portal/portal-service.js'
+import { type RequestLogOptIn, requestLogOptIn } from '../request-log/opt-in.js'
 import { type FaultsService, faultsServiceFactory } from '../sandbox/faults/faults-service.js'
 import { createSandboxSync, type SandboxSync } from '../sandbox/sandbox-sync.js'
 import { clockResetFactory } from '../sandbox/world/clock-reset.js'
@@ -56,6 +57,8 @@ export interface Services {
   accounts: AccountsService | undefined
   /** Production's passkeys (WebAuthn), beside the accounts. */
   passkeys: PasskeysService | undefined
+  /** Production, PLINTH_REQUEST_LOG unset: the apps whose owner turned their request log on. */
+  requestLogOptIn: RequestLogOptIn | undefined
   /** Production's developer portal and operator's console (docs/portal.md, docs/operators.md). */
   portal: PortalService | undefined
   operator: OperatorService | undefined
@@ -171,6 +174,10 @@ export function buildServices(deps: AppDeps, log: FastifyBaseLogger): Services {
     ? accountsServiceFactory({ db, identity, limits: config.accounts ?? accountLimits(), pepper: passwordPepper(secretKey) })
     : undefined
   const settings = config.portal ?? portalSettings()
+  const optIn =
+    production && config.requestLog === undefined
+      ? requestLogOptIn(db, { onError: (error) => log.warn({ err: error }, 'could not read which apps keep a request log') })
+      : undefined
   const portal = production
     ? portalServiceFactory({
         db,
@@ -180,6 +187,7 @@ export function buildServices(deps: AppDeps, log: FastifyBaseLogger): Services {
         developerSignup: settings.developerSignup,
         checkDomain: (url, key) => checkDomain(url, key, { allowPrivate: settings.allowPrivateAppUrls }),
         afterRevocation: credentials.forget,
+        requestLog: optIn === undefined ? (config.requestLog === true ? 'all' : 'off') : optIn,
       })
     : undefined
   const operator = production
@@ -209,6 +217,7 @@ export function buildServices(deps: AppDeps, log: FastifyBaseLogger): Services {
     notifications,
     accounts,
     passkeys: accounts === undefined ? undefined : passkeysServiceFactory({ db, accounts }),
+    requestLogOptIn: optIn,
     portal,
     operator,
     sandbox: config.mode === 'sandbox' ? buildSandboxServices(deps, { db, streams, log }) : undefined,

@@ -104,6 +104,7 @@ export function appsServiceFactory(deps: {
         verified_at: input.verifiedBy === undefined ? null : now,
         verified_by: input.verifiedBy ?? null,
         suspended_at: null,
+        request_log: false,
       }
       const { keyId, apiKey } = await inTransaction(db, async (trx) => {
         const repo = makeAppsRepo(trx)

@@ -108,6 +108,8 @@ export interface AppsTable {
   verified_by: Optional<'domain' | 'operator'>
   /** When an operator suspended the app. */
   suspended_at: Optional<Date>
+  /** Production: the owner turned the app's request log on (migration 0017). */
+  request_log: Defaulted<boolean>
 }
 
 /** Who may manage an app (migration 0017): exactly one owner, any number of members. */

@@ -16,6 +16,7 @@ const APP_COLUMNS = [
   'a.verified_at',
   'a.verified_by',
   'a.suspended_at',
+  'a.request_log',
 ] as const
 
 /** The SQL of the developer portal: apps as their members see them, their keys and members. */
@@ -58,7 +59,10 @@ export function portalRepo(db: Kysely<DB>) {
     },
 
     /** Edits; a new URL clears the verification (the new domain is not proven). Answers the app's columns. */
-    async updateApp(appId: string, changes: { name?: string; url?: string; description?: string; icon?: string | null }) {
+    async updateApp(
+      appId: string,
+      changes: { name?: string; url?: string; description?: string; icon?: string | null; request_log?: boolean },
+    ) {
       const { url, ...rest } = changes
       return db
         .updateTable('apps')
@@ -176,6 +180,12 @@ export function portalRepo(db: Kysely<DB>) {
         .where('role', '=', 'member')
         .executeTakeFirst()
       return promoted.numUpdatedRows > 0n
+    },
+
+    /** The platform's user behind a uid of the app, if any user has that uid there. */
+    async userOfUid(appId: string, uid: string): Promise<string | undefined> {
+      const row = await db.selectFrom('app_users').select('user_id').where('app_id', '=', appId).where('uid', '=', uid).executeTakeFirst()
+      return row?.user_id
     },
 
     async grantRole(userId: string, role: string): Promise<void> {

@@ -11,6 +11,9 @@ import { SESSION_SECURITY } from '../http/openapi.js'
 import { PaymentDTOSchema } from '../payments/payment-dto.js'
 import type { MoveBy } from '../payments/payments-repo.js'
 import type { PaymentsService } from '../payments/payments-service.js'
+import type { RequestLog } from '../request-log/request-log.js'
+import { requestLogRepo } from '../request-log/request-log-repo.js'
+import { getRequest, listRequests, RequestLogEntry, RequestLogPage, RequestLogQuery } from '../request-log/request-log-routes.js'
 import { paymentViewsRepo } from '../views/payment-views-repo.js'
 import { paymentViewsServiceFactory } from '../views/payment-views-service.js'
 import { viewsRepo } from '../views/views-repo.js'
@@ -33,6 +36,7 @@ const AppView = Type.Object({
   verified_at: Nullable(Timestamp()),
   verified_by: Nullable(Type.Union([Type.Literal('domain'), Type.Literal('operator')])),
   suspended: Type.Boolean({ description: "Suspended by the platform's operator: keys and tokens refused, not in the directory" }),
+  request_log: Type.Boolean({ description: "Whether the app's /v2 calls are kept in its request log" }),
 })
 const Network = Type.Union([Type.Literal('Pi Network'), Type.Literal('Pi Testnet')])
 const Icon = Type.Union([Type.String({ maxLength: 49_152, description: 'A data:image/png, image/jpeg or image/webp URL' }), Type.Null()])
@@ -40,6 +44,12 @@ const AppUrl = Type.String({
   minLength: 1,
   maxLength: 500,
   description: "The app's frontend, http(s); its origin's /validation-key.txt proves it",
+})
+// The schema bounds UTF-16 units; the rules (src/apps/app-rules.ts) count characters, as the descriptions say.
+const AppName = Type.String({ minLength: 1, maxLength: 240, description: '1 to 60 characters, not blank, no control characters' })
+const Description = Type.String({
+  maxLength: 2000,
+  description: 'At most 500 characters; line breaks allowed, other control characters not',
 })
 const Params = Type.Object({ app_id: Id() })
 const KeyParams = Type.Object({ app_id: Id(), key_id: Id() })
@@ -72,6 +82,8 @@ export interface PortalRoutesDeps {
   db: Kysely<DB>
   publicUrl: string
   payments: Pick<PaymentsService, 'complete' | 'cancel' | 'expireDueApprovals'>
+  /** This process's request log writer (undefined when PLINTH_REQUEST_LOG=off). */
+  requestLog: RequestLog | undefined
 }
 
 /**
@@ -85,7 +97,8 @@ export function portalRoutes(app: FastifyInstance, deps: PortalRoutesDeps): void
   const r = app.withTypeProvider<TypeBoxTypeProvider>()
   const common = { tags: ['Portal'], security: SESSION_SECURITY }
   const config = { auth: 'session', role: 'developer' } as const
-  const views = viewsServiceFactory({ repo: viewsRepo(deps.db) })
+  const viewRepo = viewsRepo(deps.db)
+  const views = viewsServiceFactory({ repo: viewRepo })
   const paymentViews = paymentViewsServiceFactory({
     repo: paymentViewsRepo(deps.db),
     views,
@@ -128,10 +141,10 @@ export function portalRoutes(app: FastifyInstance, deps: PortalRoutesDeps): void
           'The app is not in the directory and receives no tokens until POST /portal/apps/{app_id}/verify succeeds.',
         body: Type.Object(
           {
-            name: Type.String({ minLength: 1, maxLength: 200 }),
+            name: AppName,
             url: AppUrl,
             network: Type.Optional(Network),
-            description: Type.Optional(Type.String({ maxLength: 2000 })),
+            description: Type.Optional(Description),
             icon: Type.Optional(Icon),
           },
           { additionalProperties: false },
@@ -191,14 +204,16 @@ export function portalRoutes(app: FastifyInstance, deps: PortalRoutesDeps): void
       schema: {
         ...common,
         operationId: 'portalUpdateApp',
-        summary: "Edit the app's name, URL, description or icon (a member); a new URL must be verified again",
+        summary:
+          "Edit the app's name, URL, description or icon (a member), or turn its request log on or off (the owner); a new URL must be verified again",
         params: Params,
         body: Type.Object(
           {
-            name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+            name: Type.Optional(AppName),
             url: Type.Optional(AppUrl),
-            description: Type.Optional(Type.String({ maxLength: 2000 })),
+            description: Type.Optional(Description),
             icon: Type.Optional(Icon),
+            request_log: Type.Optional(Type.Boolean({ description: "The owner's: keep the app's request log (docs/portal.md)" })),
           },
           { additionalProperties: false, minProperties: 1 },
         ),
@@ -374,6 +389,164 @@ export function portalRoutes(app: FastifyInstance, deps: PortalRoutesDeps): void
       },
     },
     async (request) => portal.transferOwnership(sessionPrincipal(request), request.params.app_id, request.body.username, request.id),
+  )
+
+  const iso = (at: Date | null) => at?.toISOString() ?? null
+  r.get(
+    '/portal/apps/:app_id/users/:uid/blocking',
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: 'portalUserBlocking',
+        summary: "Why a user cannot pay the app now: the user's open payments with it, each with what it waits for",
+        params: Type.Object({ app_id: Id(), uid: Id({ description: "The user's uid in the app" }) }),
+        response: {
+          200: Type.Object({
+            uid: Type.String(),
+            blocked: Type.Object({ user_to_app: Type.Boolean(), app_to_user: Type.Boolean() }),
+            open_payments: Type.Array(Type.Object({ payment: PaymentDTOSchema, advice: Type.Object({}, { additionalProperties: true }) })),
+          }),
+          ...errorResponses(401, 403, 404),
+        },
+      },
+    },
+    async (request) => {
+      const userId = await portal.userOfUid(sessionPrincipal(request), request.params.app_id, request.params.uid)
+      const found = await paymentViews.blocking(request.params.app_id, userId)
+      return { uid: request.params.uid, blocked: found.blocked, open_payments: found.open_payments }
+    },
+  )
+
+  r.get(
+    '/portal/apps/:app_id/ads',
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: 'portalListAds',
+        summary: "The app's rewarded ads, newest first, with the mediator's verdicts as GET /v2/ads_network/status/{adId} answers them",
+        params: Params,
+        querystring: Type.Object({ limit: Type.Optional(PageLimit()) }),
+        response: {
+          200: Type.Object({
+            ads: Type.Array(
+              Type.Object({
+                identifier: Type.String(),
+                uid: Nullable(Type.String()),
+                mediator_ack_status: Nullable(Type.String()),
+                mediator_granted_at: Nullable(Timestamp()),
+                mediator_revoked_at: Nullable(Timestamp()),
+                created_at: Timestamp(),
+              }),
+            ),
+          }),
+          ...errorResponses(401, 403, 404),
+        },
+      },
+    },
+    async (request) => {
+      await member(request)
+      const rows = await viewRepo.listAds(request.params.app_id, request.query.limit ?? 50)
+      return {
+        ads: rows.map((a) => ({
+          identifier: a.id,
+          uid: a.uid,
+          mediator_ack_status: a.mediator_ack_status,
+          mediator_granted_at: iso(a.mediator_granted_at),
+          mediator_revoked_at: iso(a.mediator_revoked_at),
+          created_at: a.created_at.toISOString(),
+        })),
+      }
+    },
+  )
+
+  r.get(
+    '/portal/apps/:app_id/notifications',
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: 'portalListNotifications',
+        summary: 'The notifications the app sent, newest first, and whether each was seen or dismissed',
+        params: Params,
+        querystring: Type.Object({ limit: Type.Optional(PageLimit()) }),
+        response: {
+          200: Type.Object({
+            notifications: Type.Array(
+              Type.Object({
+                id: Type.String(),
+                uid: Type.String(),
+                title: Type.String(),
+                body: Type.String(),
+                subroute: Nullable(Type.String()),
+                created_at: Timestamp(),
+                seen_at: Nullable(Timestamp()),
+                dismissed_at: Nullable(Timestamp()),
+              }),
+            ),
+          }),
+          ...errorResponses(401, 403, 404),
+        },
+      },
+    },
+    async (request) => {
+      await member(request)
+      const rows = await viewRepo.listNotifications(request.params.app_id, request.query.limit ?? 50)
+      return {
+        notifications: rows.map((n) => ({
+          id: n.id,
+          uid: n.user_uid,
+          title: n.title,
+          body: n.body,
+          subroute: n.subroute,
+          created_at: n.created_at.toISOString(),
+          seen_at: iso(n.seen_at),
+          dismissed_at: iso(n.dismissed_at),
+        })),
+      }
+    },
+  )
+
+  const requests = requestLogRepo(deps.db)
+  r.get(
+    '/portal/apps/:app_id/requests',
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: 'portalListRequests',
+        summary: "The app's request log: the /v2 calls its keys and its users' tokens made, while the log is on",
+        description:
+          "As the sandbox's (`GET /sandbox/apps/{app_id}/requests`): newest first, `before` pages back, `after` tails. " +
+          'Bodies redacted by shape; kept 7 days, at most 10,000 entries an app (docs/portal.md, "Request log").',
+        params: Params,
+        querystring: RequestLogQuery,
+        response: { 200: RequestLogPage, ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request) => {
+      await member(request)
+      return listRequests(requests, deps.requestLog, request.params.app_id, request.query)
+    },
+  )
+
+  r.get(
+    '/portal/apps/:app_id/requests/:id',
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: 'portalGetRequest',
+        summary: "One entry of the app's request log",
+        params: Type.Object({ app_id: Id(), id: Type.String({ minLength: 1, maxLength: 20 }) }),
+        response: { 200: RequestLogEntry, ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request) => {
+      await member(request)
+      return getRequest(requests, deps.requestLog, request.params.app_id, request.params.id)
+    },
   )
 
   const ListedPayment = Type.Object({ ...PaymentDTOSchema.properties, state: StateSchema })

@@ -11,6 +11,7 @@ import { inTransaction } from '../db/transaction.js'
 import type { RevokedCredential } from '../identity/credential-events.js'
 import { formatAmount, parseStoredAmount } from '../ledger/amounts.js'
 import type { Wallets } from '../ledger/wallets.js'
+import type { RequestLogOptIn } from '../request-log/opt-in.js'
 import type { DomainCheckResult } from './domain-check.js'
 import { type MemberRole, portalRepo } from './portal-repo.js'
 
@@ -33,6 +34,8 @@ export interface AppChanges {
   url?: string | undefined
   description?: string | undefined
   icon?: string | null | undefined
+  /** The owner's: keep the app's request log (production's per-app opt-in). */
+  request_log?: boolean | undefined
 }
 
 type Checked<T> = { ok: true; value: T } | { ok: false; message: string }
@@ -60,6 +63,11 @@ export function portalServiceFactory(deps: {
   /** The domain check (domain-check.ts), bound to the platform's settings. */
   checkDomain: (appUrl: string, expectedKey: string) => Promise<DomainCheckResult>
   afterRevocation?: (revoked: RevokedCredential) => void
+  /**
+   * Whose request log is kept: each app's owner decides (the opt-in set, told of a change once it
+   * committed), or the operator set PLINTH_REQUEST_LOG for every app (`all`, `off`).
+   */
+  requestLog: RequestLogOptIn | 'all' | 'off'
 }) {
   const { db, clock, wallets, publicUrl } = deps
   const repo = portalRepo(db)
@@ -90,6 +98,7 @@ export function portalServiceFactory(deps: {
     verified_at: row.verified_at?.toISOString() ?? null,
     verified_by: row.verified_by,
     suspended: row.suspended_at !== null,
+    request_log: deps.requestLog === 'all' || (deps.requestLog !== 'off' && row.request_log),
   })
 
   return {
@@ -161,15 +170,31 @@ export function portalServiceFactory(deps: {
 
     /** A member edits the app; a new URL must be verified again (audited, with the old and new URL). */
     async updateApp(principal: SessionPrincipal, appId: string, changes: AppChanges, requestId: string) {
-      const before = await requireMember(principal, appId)
+      const before = await requireMember(principal, appId, changes.request_log === undefined ? 'member' : 'owner')
+      const optIn = deps.requestLog
+      if (changes.request_log !== undefined && typeof optIn === 'string') {
+        throw new ApiError(
+          'invalid_arguments',
+          `The platform's operator keeps ${optIn === 'all' ? "every app's" : "no app's"} request log (PLINTH_REQUEST_LOG): it is not set per app here.`,
+        )
+      }
       const set = {
         ...(changes.name === undefined ? {} : { name: valid(checkAppName(changes.name)) }),
         ...(changes.url === undefined ? {} : { url: valid(checkAppUrl(changes.url, publicUrl)) }),
         ...(changes.description === undefined ? {} : { description: valid(checkAppDescription(changes.description)) }),
         ...(changes.icon === undefined ? {} : { icon: changes.icon === null ? null : valid(checkAppIcon(changes.icon)) }),
+        ...(changes.request_log === undefined ? {} : { request_log: changes.request_log }),
       }
       await inTransaction(db, async (trx) => {
         await portalRepo(trx).updateApp(appId, set)
+        if (set.request_log !== undefined && set.request_log !== before.request_log) {
+          await audit.append(trx, {
+            actor: actorOf(principal),
+            action: set.request_log ? 'enable-request-log' : 'disable-request-log',
+            target: appId,
+            details: { request_id: requestId },
+          })
+        }
         if (set.url !== undefined && set.url !== before.url) {
           await audit.append(trx, {
             actor: actorOf(principal),
@@ -179,6 +204,7 @@ export function portalServiceFactory(deps: {
           })
         }
       })
+      if (set.request_log !== undefined && typeof optIn === 'object') optIn.set(appId, set.request_log)
       return view(await requireMember(principal, appId))
     },
 
@@ -209,6 +235,14 @@ export function portalServiceFactory(deps: {
       if (!marked)
         throw new ApiError('domain_check_failed', "The app's URL changed during the check: verify again.", { reason: 'url_changed' })
       return view(await requireMember(principal, appId))
+    },
+
+    /** The platform's user behind one of the app's uids (for the views that take a user), or 404 user_not_found. */
+    async userOfUid(principal: SessionPrincipal, appId: string, uid: string): Promise<string> {
+      await requireMember(principal, appId)
+      const userId = await repo.userOfUid(appId, uid)
+      if (userId === undefined) throw new ApiError('user_not_found', `No user with uid ${uid.slice(0, 64)} has signed in to this app.`)
+      return userId
     },
 
     /** The app wallet's balance, and where its history is (the ledger's public Horizon API). */

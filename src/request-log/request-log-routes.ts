@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Kysely } from 'kysely'
-import { Type } from 'typebox'
+import { type Static, Type } from 'typebox'
 import { decodeCursor, encodeCursor, page } from '../core/cursors.js'
 import { ApiError } from '../core/errors.js'
 import { AppParams, Cursor, Id, PageLimit, SearchText } from '../core/schemas.js'
@@ -31,6 +31,75 @@ export const RequestLogEntry = Type.Object({
 })
 
 const STATUS = /^([1-5])(?:[0-9]{2}|xx)$/
+
+/** The filters and cursors of a request log's list (the sandbox API's and the portal's). */
+export const RequestLogQuery = Type.Object({
+  status: Type.Optional(Type.String({ pattern: '^[1-5]([0-9]{2}|xx)$', description: 'An exact status (409) or a class (4xx)' })),
+  route: Type.Optional(SearchText({ description: 'A route pattern, an operationId, or the start of a path' })),
+  user: Type.Optional(Id({ description: "A user's uid or a key id" })),
+  error: Type.Optional(Id({ description: 'An error code' })),
+  before: Type.Optional(Cursor()),
+  after: Type.Optional(Cursor()),
+  limit: Type.Optional(PageLimit()),
+})
+export const RequestLogPage = Type.Object({
+  requests: Type.Array(RequestLogEntry),
+  next_cursor: Type.Union([Type.String(), Type.Null()]),
+  newest_cursor: Type.String(),
+  enabled: Type.Boolean(),
+  dropped: Type.Integer(),
+})
+
+/**
+ * One page of an app's request log (the app checked by the caller). Newest first; `before` pages
+ * back; `after` answers only newer entries, oldest first, and its `next_cursor` is the one to
+ * poll with next. This process's own calls are readable at once; other processes' within their
+ * batch age.
+ */
+export async function listRequests(
+  repo: ReturnType<typeof requestLogRepo>,
+  requestLog: RequestLog | undefined,
+  appId: string,
+  q: Static<typeof RequestLogQuery>,
+): Promise<Static<typeof RequestLogPage>> {
+  if (q.before !== undefined && q.after !== undefined) {
+    throw new ApiError('invalid_arguments', 'Pass either before (page back) or after (newer entries), not both.')
+  }
+  await requestLog?.flush()
+  const limit = q.limit ?? 50
+  const filter: RequestLogFilter = { appId, limit: limit + 1 }
+  const status = q.status === undefined ? undefined : STATUS.exec(q.status)
+  if (q.status !== undefined && status?.[1] !== undefined) {
+    filter.status = q.status.endsWith('xx') ? { class: Number(status[1]) } : { exact: Number(q.status) }
+  }
+  if (q.route !== undefined) filter.route = q.route
+  if (q.user !== undefined) filter.user = q.user
+  if (q.error !== undefined) filter.error = q.error
+  if (q.before !== undefined) filter.before = decodeCursor('before', q.before, 'requests', appId).n
+  if (q.after !== undefined) filter.after = decodeCursor('after', q.after, 'requests', appId).n
+  const rows = await repo.list(filter)
+  const cursor = (n: number) => encodeCursor('requests', appId, { n })
+  const listed = page(rows, limit, (last) => cursor(last.id))
+  const ids = listed.rows.map((row) => row.id)
+  const newest = ids.length === 0 ? (filter.after ?? 0) : Math.max(...ids)
+  return {
+    requests: listed.rows.map(toEntry),
+    // A live tail polls from the newest entry it has seen, whether or not more followed.
+    next_cursor: filter.after !== undefined ? cursor(newest) : listed.next,
+    newest_cursor: cursor(newest),
+    enabled: requestLog !== undefined,
+    dropped: requestLog?.dropped() ?? 0,
+  }
+}
+
+/** One entry of an app's request log (the app checked by the caller), or 404 request_not_found. */
+export async function getRequest(repo: ReturnType<typeof requestLogRepo>, requestLog: RequestLog | undefined, appId: string, id: string) {
+  await requestLog?.flush()
+  const n = /^[1-9][0-9]{0,15}$/.test(id) ? Number(id) : undefined
+  const row = n === undefined || !Number.isSafeInteger(n) ? undefined : await repo.find(appId, n)
+  if (row === undefined) throw new ApiError('request_not_found', `No request ${id} in the log of app ${appId}.`)
+  return toEntry(row)
+}
 
 export function toEntry(row: RequestLogRow) {
   return {
@@ -83,60 +152,13 @@ export function requestLogRoutes(app: FastifyInstance, deps: { db: Kysely<DB>; r
           "entry answered (or the log's start when none was): a tail starts from it. `enabled` says whether this process " +
           'writes the log (PLINTH_REQUEST_LOG); `dropped` how many entries it dropped since it started.',
         params: AppParams(),
-        querystring: Type.Object({
-          status: Type.Optional(Type.String({ pattern: '^[1-5]([0-9]{2}|xx)$', description: 'An exact status (409) or a class (4xx)' })),
-          route: Type.Optional(SearchText({ description: 'A route pattern, an operationId, or the start of a path' })),
-          user: Type.Optional(Id({ description: "A user's uid or a key id" })),
-          error: Type.Optional(Id({ description: 'An error code' })),
-          before: Type.Optional(Cursor()),
-          after: Type.Optional(Cursor()),
-          limit: Type.Optional(PageLimit()),
-        }),
-        response: {
-          200: Type.Object({
-            requests: Type.Array(RequestLogEntry),
-            next_cursor: Type.Union([Type.String(), Type.Null()]),
-            newest_cursor: Type.String(),
-            enabled: Type.Boolean(),
-            dropped: Type.Integer(),
-          }),
-          ...errorResponses(401, 404),
-        },
+        querystring: RequestLogQuery,
+        response: { 200: RequestLogPage, ...errorResponses(401, 404) },
       },
     },
     async (request) => {
-      const { app_id: appId } = request.params
-      const q = request.query
-      if (q.before !== undefined && q.after !== undefined) {
-        throw new ApiError('invalid_arguments', 'Pass either before (page back) or after (newer entries), not both.')
-      }
-      await requireApp(appId)
-      // This process's own calls are readable at once; other processes' within their batch age.
-      await requestLog?.flush()
-      const limit = q.limit ?? 50
-      const filter: RequestLogFilter = { appId, limit: limit + 1 }
-      const status = q.status === undefined ? undefined : STATUS.exec(q.status)
-      if (q.status !== undefined && status?.[1] !== undefined) {
-        filter.status = q.status.endsWith('xx') ? { class: Number(status[1]) } : { exact: Number(q.status) }
-      }
-      if (q.route !== undefined) filter.route = q.route
-      if (q.user !== undefined) filter.user = q.user
-      if (q.error !== undefined) filter.error = q.error
-      if (q.before !== undefined) filter.before = decodeCursor('before', q.before, 'requests', appId).n
-      if (q.after !== undefined) filter.after = decodeCursor('after', q.after, 'requests', appId).n
-      const rows = await repo.list(filter)
-      const cursor = (n: number) => encodeCursor('requests', appId, { n })
-      const listed = page(rows, limit, (last) => cursor(last.id))
-      const ids = listed.rows.map((row) => row.id)
-      const newest = ids.length === 0 ? (filter.after ?? 0) : Math.max(...ids)
-      return {
-        requests: listed.rows.map(toEntry),
-        // A live tail polls from the newest entry it has seen, whether or not more followed.
-        next_cursor: filter.after !== undefined ? cursor(newest) : listed.next,
-        newest_cursor: cursor(newest),
-        enabled: requestLog !== undefined,
-        dropped: requestLog?.dropped() ?? 0,
-      }
+      await requireApp(request.params.app_id)
+      return listRequests(repo, requestLog, request.params.app_id, request.query)
     },
   )
 
@@ -153,13 +175,8 @@ export function requestLogRoutes(app: FastifyInstance, deps: { db: Kysely<DB>; r
       },
     },
     async (request) => {
-      const { app_id: appId, id } = request.params
-      await requireApp(appId)
-      await requestLog?.flush()
-      const n = /^[1-9][0-9]{0,15}$/.test(id) ? Number(id) : undefined
-      const row = n === undefined || !Number.isSafeInteger(n) ? undefined : await repo.find(appId, n)
-      if (row === undefined) throw new ApiError('request_not_found', `No request ${id} in the log of app ${appId}.`)
-      return toEntry(row)
+      await requireApp(request.params.app_id)
+      return getRequest(repo, requestLog, request.params.app_id, request.params.id)
     },
   )
 }

@@ -52,6 +52,8 @@ interface Options {
   clock: Pick<Clock, 'now'>
   log: { warn(obj: object, msg: string): void }
   limits?: Partial<typeof REQUEST_LOG_LIMITS>
+  /** Production's per-app opt-in (opt-in.ts): only these apps' calls are kept. Every app's when absent. */
+  logs?: (appId: string) => boolean
 }
 
 const RESPONSE_BODY = Symbol('requestLogResponseBody')
@@ -119,8 +121,14 @@ export function registerRequestLog(app: FastifyInstance, options: Options): Requ
     }, limits.batchAgeMs).unref()
   }
 
+  const kept = (request: FastifyRequest): boolean => {
+    const principal = request.principal
+    if (principal === undefined || principal.kind === 'session' || !isLogged(request)) return false
+    return options.logs === undefined || options.logs(principal.appId)
+  }
+
   app.addHook('onSend', async (request, reply, payload) => {
-    if (request.principal !== undefined && isLogged(request)) {
+    if (kept(request)) {
       ;(request as Captured)[RESPONSE_BODY] = captureBody(typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : undefined)
     }
     void reply
@@ -129,7 +137,7 @@ export function registerRequestLog(app: FastifyInstance, options: Options): Requ
 
   app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
     const principal = request.principal
-    if (principal === undefined || principal.kind === 'session' || !isLogged(request)) return
+    if (principal === undefined || principal.kind === 'session' || !kept(request)) return
     const latency = Math.round(reply.elapsedTime * 1000) / 1000
     const pending: Pending = {
       row: {

@@ -96,22 +96,24 @@ export function viewsRepo(db: Kysely<DB>) {
      * other sites").
      */
     listAds(appId: string, limit: number) {
-      const due = sql<boolean>`(mediator_ack_status is null and settles_at <= ${platformNow})`
+      const due = sql<boolean>`(ad.mediator_ack_status is null and ad.settles_at <= ${platformNow})`
       return db
-        .selectFrom('ads')
+        .selectFrom('ads as ad')
+        .leftJoin('app_users as au', (join) => join.onRef('au.app_id', '=', 'ad.app_id').onRef('au.user_id', '=', 'ad.user_id'))
         .select([
-          'id',
-          'user_id',
-          'mediator_revoked_at',
-          'settles_at',
-          'created_at',
-          sql<string | null>`case when ${due} then settles_to else mediator_ack_status end`.as('mediator_ack_status'),
-          sql<Date | null>`case when ${due} and settles_to = 'granted' then settles_at else mediator_granted_at end`.as(
+          'ad.id',
+          'ad.user_id',
+          'au.uid',
+          'ad.mediator_revoked_at',
+          'ad.settles_at',
+          'ad.created_at',
+          sql<string | null>`case when ${due} then ad.settles_to else ad.mediator_ack_status end`.as('mediator_ack_status'),
+          sql<Date | null>`case when ${due} and ad.settles_to = 'granted' then ad.settles_at else ad.mediator_granted_at end`.as(
             'mediator_granted_at',
           ),
         ])
-        .where('app_id', '=', appId)
-        .orderBy('created_at', 'desc')
+        .where('ad.app_id', '=', appId)
+        .orderBy('ad.created_at', 'desc')
         .limit(limit)
         .execute()
     },

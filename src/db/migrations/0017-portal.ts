@@ -11,6 +11,7 @@ import { type Kysely, sql } from 'kysely'
  *   `plinth admin apps create`): an app is listed, opened and given tokens only once verified. A
  *   sandbox app has no key and needs none. `apps.suspended_at`: an operator suspended it.
  * - `users.suspended_at`: an operator suspended the user.
+ * - `apps.request_log`: the app's owner turned its request log on (production, where each app opts in).
  * - `api_keys.name`, `api_keys.last_used_at` (recorded at most once a minute per key and process).
  * - `credential_events.kind` gains `app` and `user`: every token and key of a suspended app, every
  *   token of a suspended user, leaves every process's cache at once (subject: the app's or user's id).
@@ -38,6 +39,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`alter table apps add column verified_at timestamptz`.execute(db)
   await sql`alter table apps add column verified_by text check (verified_by in ('domain', 'operator'))`.execute(db)
   await sql`alter table apps add column suspended_at timestamptz`.execute(db)
+  await sql`alter table apps add column request_log boolean not null default false`.execute(db)
   await sql`alter table users add column suspended_at timestamptz`.execute(db)
   await sql`alter table api_keys add column name text not null default ''`.execute(db)
   await sql`alter table api_keys add column last_used_at timestamptz`.execute(db)
@@ -69,6 +71,7 @@ export async function down(db: Kysely<unknown>): Promise<void> {
     ['api_keys', 'last_used_at'],
     ['api_keys', 'name'],
     ['users', 'suspended_at'],
+    ['apps', 'request_log'],
     ['apps', 'suspended_at'],
     ['apps', 'verified_by'],
     ['apps', 'verified_at'],

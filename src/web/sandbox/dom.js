@@ -3,7 +3,7 @@
  * (memos, notification titles, share texts) is never parsed as HTML.
  */
 
-/** Creates an element: `h('button', { class: 'primary', onclick }, 'Pay')`. */
+/** Creates an element: `h('button', { class: 'primary', onclick }, 'Pay')`; arrays of children, nested or not, are flattened. */
 export function h(tag, props = {}, ...children) {
   const element = document.createElement(tag)
   for (const [name, value] of Object.entries(props)) {
@@ -12,7 +12,7 @@ export function h(tag, props = {}, ...children) {
     else if (name.startsWith('on') && typeof value === 'function') element.addEventListener(name.slice(2), value)
     else element.setAttribute(name, value === true ? '' : String(value))
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Number.POSITIVE_INFINITY)) {
     if (child === undefined || child === null || child === false) continue
     element.append(child instanceof Node ? child : String(child))
   }

@@ -9,14 +9,19 @@
  * `/sandbox/?user=<user_id>&app=<app_id>[&url=<app URL>][&path=<subroute>]`. For tests,
  * `resend_ms` (how often payment callbacks are re-sent, default 10000), `poll_ms` (payment
  * polling, 1000), `ad_ms` (ad length, 5000) and `refresh_ms` (notification refresh, 5000).
+ * In production `view=portal` or `view=operator` (with `portal_app=<app_id>`) opens the developer
+ * portal or the operator's console, and `#/reset/<token>` is a password reset link an operator issued.
  */
 import { createAccountPanel } from './account-panel.js'
 import { account, adminToken, call, sandbox, setAdminToken } from './api.js'
 import { createBridge } from './bridge.js'
-import { byId, h, show, showError } from './dom.js'
+import { byId, h, show, showError, toast } from './dom.js'
 import { createFlows } from './flows.js'
+import { createOperatorConsole } from './operator-panel.js'
 import { createDrawer, createNotificationCentre, createWallet, nativeBalance } from './panels.js'
 import { createPlatform } from './platform.js'
+import { createPortal } from './portal-panel.js'
+import { isIcon } from './widgets.js'
 
 const params = new URLSearchParams(location.search)
 const numberParam = (name, fallback, min) => {
@@ -49,7 +54,7 @@ let api = createPlatform('sandbox')
 const production = () => api.mode === 'production'
 
 const frame = byId('app-frame')
-const views = ['admin-view', 'signin-view', 'account-view', 'picker-view', 'browser-view']
+const views = ['admin-view', 'signin-view', 'account-view', 'reset-view', 'picker-view', 'browser-view', 'portal-view', 'operator-view']
 const showView = (id) => {
   for (const view of views) show(byId(view), view === id)
 }
@@ -166,6 +171,7 @@ async function enter(user) {
     ? `Signed in as ${user.username}; click for your account`
     : `Signed in as ${user.username} (${user.user_id}); click to switch user`
   for (const id of ['user-chip', 'wallet-button', 'bell']) show(byId(id), true)
+  showTabs(user.roles ?? [])
   // Production keeps who is signed in in the session, not the URL.
   if (!production()) setUrl({ user: user.user_id })
   wallet.refresh()
@@ -180,7 +186,11 @@ function leave() {
   state.user = undefined
   state.tokens.clear()
   for (const id of ['user-chip', 'wallet-button', 'bell']) show(byId(id), false)
-  setUrl({ user: undefined })
+  // Nothing of the portal or the console stays in the page (a key shown once included).
+  showTabs([])
+  portal.reset()
+  operatorConsole.reset()
+  setUrl({ user: undefined, view: undefined, portal_app: undefined })
   if (production()) showAccountSignIn()
   else showSignIn()
 }
@@ -188,6 +198,96 @@ function leave() {
 byId('user-chip').addEventListener('click', () => {
   if (production()) accountPanel.toggle()
   else leave()
+})
+
+// Production: the tabs of a developer and of an operator
+
+const TABS = { apps: 'apps-tab', portal: 'portal-tab', operator: 'operator-tab' }
+
+/** The Portal and Operator tabs, by the person's roles; the Apps tab with them, to go back. */
+function showTabs(roles) {
+  const portalShown = production() && roles.includes('developer')
+  const operatorShown = production() && roles.includes('operator')
+  show(byId('portal-tab'), portalShown)
+  show(byId('operator-tab'), operatorShown)
+  show(byId('tabs'), portalShown || operatorShown)
+}
+
+function markTab(current) {
+  for (const [name, id] of Object.entries(TABS)) {
+    if (name === current) byId(id).setAttribute('aria-current', 'page')
+    else byId(id).removeAttribute('aria-current')
+  }
+}
+
+async function showPortal(appId) {
+  closeApp({ quiet: true })
+  drawer.close()
+  showView('portal-view')
+  markTab('portal')
+  setUrl({ view: 'portal', portal_app: appId })
+  await portal.show(appId)
+}
+
+function showOperator() {
+  closeApp({ quiet: true })
+  drawer.close()
+  showView('operator-view')
+  markTab('operator')
+  setUrl({ view: 'operator', portal_app: undefined })
+  operatorConsole.show()
+}
+
+byId('apps-tab').addEventListener('click', () => {
+  closeApp({ quiet: true })
+  showPicker()
+})
+byId('portal-tab').addEventListener('click', () => showPortal())
+byId('operator-tab').addEventListener('click', () => showOperator())
+
+// Production: a password reset link (`#/reset/<token>`), which an operator issued
+
+const resetToken = () => {
+  const match = /^#\/reset\/([A-Za-z0-9_-]{1,128})$/.exec(location.hash)
+  return match?.[1]
+}
+
+function showReset() {
+  closeApp({ quiet: true })
+  drawer.close()
+  showView('reset-view')
+  showError(byId('reset-error'))
+  byId('reset-password').focus()
+}
+
+const clearHash = () => history.replaceState(null, '', `${location.pathname}${location.search}`)
+
+byId('reset-form').addEventListener('submit', (event) => {
+  event.preventDefault()
+  const token = resetToken()
+  const password = byId('reset-password')
+  if (token === undefined) return showError(byId('reset-error'), 'This page is not a reset link any more: open the link again.')
+  account('/account/password-reset', { method: 'POST', body: { token, new_password: password.value } })
+    .then(() => {
+      password.value = ''
+      clearHash()
+      toast('Your new password is set: you are signed in.')
+      return enterAccount()
+    })
+    .catch((error) => {
+      password.value = ''
+      showError(byId('reset-error'), error)
+    })
+})
+
+byId('reset-cancel').addEventListener('click', () => {
+  clearHash()
+  enterAccount().catch((error) => showAccountSignIn(error))
+})
+
+// A link pasted into a tab where the page is open already changes only the hash.
+window.addEventListener('hashchange', () => {
+  if (production() && resetToken() !== undefined) showReset()
 })
 
 // Production: people sign in to their own accounts
@@ -246,6 +346,8 @@ for (const [formId, path, fields] of [
 
 async function showPicker() {
   showView('picker-view')
+  markTab('apps')
+  if (production()) setUrl({ view: undefined, portal_app: undefined })
   showError(byId('picker-error'))
   const list = byId('app-list')
   list.replaceChildren(h('li', { class: 'muted' }, 'Loading…'))
@@ -258,6 +360,7 @@ async function showPicker() {
             h(
               'li',
               {},
+              isIcon(app.icon) ? h('img', { class: 'app-icon', src: app.icon, alt: '', width: '32', height: '32' }) : '',
               h(
                 'span',
                 { class: 'grow' },
@@ -269,6 +372,7 @@ async function showPicker() {
                       h('strong', {}, app.name),
                     ),
                 h('span', { class: 'muted' }, ` ${app.url ?? 'no URL: enter one below'}`),
+                app.description ? h('span', { class: 'app-description' }, app.description) : '',
               ),
               h(
                 'button',
@@ -333,8 +437,9 @@ function openApp(app, subroute, extraUrlState = {}) {
   state.frameUrl = target.href
   frame.src = state.frameUrl
   watchConnection()
-  setUrl({ app: app.app_id, url: extraUrlState.url, path: undefined })
+  setUrl({ app: app.app_id, url: extraUrlState.url, path: undefined, view: undefined, portal_app: undefined })
   showView('browser-view')
+  markTab(undefined)
 }
 
 function closeApp({ quiet = false } = {}) {
@@ -408,6 +513,15 @@ const centre = createNotificationCentre({
 })
 
 const accountPanel = createAccountPanel({ drawer, signedOut: leave, refresh: () => centre.refresh() })
+// The app directory is read again each time it is shown: what the portal or the console changed shows there.
+const portal = createPortal({
+  user: () => state.user,
+  signedOut: leave,
+  selected: (appId) => {
+    if (!byId('portal-view').hidden) setUrl({ portal_app: appId })
+  },
+})
+const operatorConsole = createOperatorConsole({ user: () => state.user, signedOut: leave })
 
 const flows = createFlows({
   platform: () => api,
@@ -464,9 +578,15 @@ async function start() {
     document.title = 'Plinth'
     byId('brand-mode').textContent = ''
     show(byId('open-form'), false)
+    if (resetToken() !== undefined) return showReset()
     await enterAccount()
+    if (state.user === undefined) return
+    const roles = state.user.roles ?? []
+    const view = params.get('view')
+    if (view === 'portal' && roles.includes('developer')) return showPortal(params.get('portal_app') ?? undefined)
+    if (view === 'operator' && roles.includes('operator')) return showOperator()
     const appId = params.get('app')
-    if (appId !== null && state.user !== undefined) await openAppById(appId, undefined, params.get('path') ?? undefined)
+    if (appId !== null) await openAppById(appId, undefined, params.get('path') ?? undefined)
     return
   }
   if (state.platform.admin_token_required && adminToken() === undefined) return showAdmin()

@@ -11,14 +11,15 @@ const enc = encodeURIComponent
 
 export function createPlatform(mode) {
   if (mode === 'production') {
+    /** The apps people can open: `{app_id, name, url, description, icon, created_at}`, icon a data: URL or null. */
     const directory = async () => (await account('/account/apps')).apps
     return {
       mode,
-      /** Who is signed in, as the page keeps it; undefined when nobody is. */
+      /** Who is signed in, as the page keeps it (with their roles: developer, operator); undefined when nobody is. */
       async currentUser() {
         try {
           const me = await account('/account')
-          return { user_id: me.user_id, username: me.username, wallet_address: me.wallet.address }
+          return { user_id: me.user_id, username: me.username, wallet_address: me.wallet.address, roles: me.roles }
         } catch (error) {
           if (error.code === 'session_required') return undefined
           throw error

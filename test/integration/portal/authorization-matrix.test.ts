@@ -96,6 +96,11 @@ describe('the portal and operator authorization matrix', () => {
     'post /portal/apps/{app_id}/members': { row: OWNER, body: { username: spare } },
     'delete /portal/apps/{app_id}/members/{username}': { row: OWNER },
     'post /portal/apps/{app_id}/owner': { row: OWNER, body: { username: 'nobody_here' } },
+    'get /portal/apps/{app_id}/users/{uid}/blocking': { row: MEMBER },
+    'get /portal/apps/{app_id}/ads': { row: MEMBER },
+    'get /portal/apps/{app_id}/notifications': { row: MEMBER },
+    'get /portal/apps/{app_id}/requests': { row: MEMBER },
+    'get /portal/apps/{app_id}/requests/{id}': { row: MEMBER },
     'get /portal/apps/{app_id}/payments': { row: MEMBER },
     'get /portal/apps/{app_id}/payments/{payment_id}': { row: MEMBER },
     'post /portal/apps/{app_id}/payments/{payment_id}/cancel': { row: MEMBER },
@@ -137,6 +142,8 @@ describe('the portal and operator authorization matrix', () => {
         .replace('{username}', onOperator ? throwawayUser : spare)
         .replace('{key_id}', 'key_none')
         .replace('{payment_id}', 'pay_none')
+        .replace('{uid}', 'uid-none')
+        .replace('{id}', '1')
       // The least privileged first, the owner last: an owner's act cannot change what another sees.
       for (const person of PEOPLE) {
         const answer = await browsers[person].call(method.toUpperCase() as 'GET', url, method === 'get' ? undefined : (body ?? {}))

@@ -242,6 +242,99 @@ describe('the developer portal', () => {
     assert.equal(wallet.body.balance, '2.0000000')
   })
 
+  it('the request log: off until the owner turns it on (audited), then the app’s /v2 calls are kept, redacted, readable by members only', async () => {
+    const dev = await developer()
+    const made = await register(dev)
+    const call = () => v2(`Key ${made.api_key}`, '/v2/payments/incomplete_server_payments')
+    assert.equal((await call()).statusCode, 200)
+    let page = await dev.call('GET', `/portal/apps/${made.app.app_id}/requests`)
+    assert.equal(page.status, 200, JSON.stringify(page.body))
+    assert.deepEqual(page.body.requests, [], 'nothing kept while the log is off')
+    assert.equal((await dev.call('GET', `/portal/apps/${made.app.app_id}`)).body.request_log, false)
+
+    const mate = await developer()
+    await dev.call('POST', `/portal/apps/${made.app.app_id}/members`, { username: mate.username })
+    assertError(await mate.call('PATCH', `/portal/apps/${made.app.app_id}`, { request_log: true }), 403, 'forbidden')
+    const on = await dev.call('PATCH', `/portal/apps/${made.app.app_id}`, { request_log: true })
+    assert.equal(on.status, 200)
+    assert.equal(on.body.request_log, true)
+    assert.equal((await call()).statusCode, 200)
+    const bad = await platform.app.inject({
+      method: 'POST',
+      url: '/v2/payments',
+      headers: { authorization: `Key ${made.api_key}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ payment: { amount: 1, memo: 'x', metadata: {}, uid: 'nobody' } }),
+    })
+    assert.equal(bad.statusCode, 404)
+    page = await mate.call('GET', `/portal/apps/${made.app.app_id}/requests`)
+    const entries = page.body.requests as Array<{ id: string; route: string; status: number; key_id: string }>
+    assert.deepEqual(
+      entries.map((e) => [e.route, e.status]),
+      [
+        ['/v2/payments', 404],
+        ['/v2/payments/incomplete_server_payments', 200],
+      ],
+    )
+    assert.equal(JSON.stringify(page.body).includes(made.api_key), false)
+    const one = await mate.call('GET', `/portal/apps/${made.app.app_id}/requests/${entries[0]?.id}`)
+    assert.equal(one.body.status, 404)
+    const stranger = await developer()
+    assertError(await stranger.call('GET', `/portal/apps/${made.app.app_id}/requests`), 404, 'app_not_found')
+
+    await dev.call('PATCH', `/portal/apps/${made.app.app_id}`, { request_log: false })
+    assert.equal((await call()).statusCode, 200)
+    const after = await dev.call('GET', `/portal/apps/${made.app.app_id}/requests`)
+    assert.equal((after.body.requests as unknown[]).length, 2, 'off again: nothing more kept')
+    const actions = (await admin().auditTrail(20)).records.filter((r) => r.target === made.app.app_id).map((r) => r.action)
+    assert.deepEqual(actions.slice(0, 3), ['disable-request-log', 'enable-request-log', 'add-member'])
+  })
+
+  it('ads, notifications and a blocked user, as the app sees them (by uid)', async () => {
+    const dev = await developer()
+    const made = await register(dev)
+    site.serve(made.app.validation_key)
+    assert.equal((await dev.call('POST', `/portal/apps/${made.app.app_id}/verify`)).status, 200)
+    const user = await signedUp(app)
+    const consent = await user.call('POST', `/account/apps/${made.app.app_id}/authenticate`, {
+      scopes: ['payments', 'in_app_notifications'],
+    })
+    const uid = String((consent.body.user as { uid: string }).uid)
+    const token = String(consent.body.accessToken)
+    const post = (url: string, authorization: string, body: unknown) =>
+      platform.app.inject({
+        method: 'POST',
+        url,
+        headers: { authorization, 'content-type': 'application/json' },
+        payload: JSON.stringify(body),
+      })
+    const created = await post('/v2/client/payments', `Bearer ${token}`, { amount: 1, memo: 'blocked', metadata: {} })
+    assert.equal(created.statusCode, 201, created.body)
+    // Paid and never completed: the payment the user's next one is refused for.
+    const id = String(created.json().identifier)
+    await admin().issue({ target: user.username, amount: '5', reason: 'test money' })
+    assert.equal((await post(`/v2/payments/${id}/approve`, `Key ${made.api_key}`, {})).statusCode, 200)
+    assert.equal((await user.call('POST', `/account/payments/${id}/pay`)).status, 200)
+    const sent = await post('/v2/in_app_notifications/notify', `Key ${made.api_key}`, {
+      notifications: [{ user_uid: uid, title: 'Hello', body: 'A pot is ready', subroute: '/pots' }],
+    })
+    assert.ok(sent.statusCode < 300, sent.body)
+
+    const blocking = await dev.call('GET', `/portal/apps/${made.app.app_id}/users/${uid}/blocking`)
+    assert.equal(blocking.status, 200, JSON.stringify(blocking.body))
+    assert.deepEqual(blocking.body.blocked, { user_to_app: true, app_to_user: false })
+    assert.equal(JSON.stringify(blocking.body).includes(user.username), false)
+    assertError(await dev.call('GET', `/portal/apps/${made.app.app_id}/users/not-a-uid/blocking`), 404, 'user_not_found')
+
+    const notes = (await dev.call('GET', `/portal/apps/${made.app.app_id}/notifications`)).body.notifications as Array<
+      Record<string, unknown>
+    >
+    assert.deepEqual(
+      notes.map((n) => [n.uid, n.title, n.seen_at]),
+      [[uid, 'Hello', null]],
+    )
+    assert.deepEqual((await dev.call('GET', `/portal/apps/${made.app.app_id}/ads`)).body.ads, [])
+  })
+
   it('refuses bad input with the documented shape: a blank name, a javascript: URL, an SVG icon, an icon that lies about its type', async () => {
     const dev = await developer()
     const bad = async (body: Record<string, unknown>, pattern: RegExp) => {

@@ -1,0 +1,645 @@
+/**
+ * The operator's console (production, a person with the operator role; docs/operators.md): users
+ * (roles, suspension, password reset links), apps (suspension), issuing money, the ledger's books
+ * and the audit log. Every act asks what the platform needs (a reason for a suspension or an
+ * issue) and lands in the audit log; the page keeps nothing.
+ */
+import { account } from './api.js'
+import { byId, formatPi, h, toast } from './dom.js'
+import { alertLine, askReason, confirmAct, facts, onceBox, query, when } from './widgets.js'
+
+const enc = encodeURIComponent
+const SECTIONS = [
+  ['users', 'Users'],
+  ['apps', 'Apps'],
+  ['issue', 'Issue money'],
+  ['ledger', 'Ledger'],
+  ['audit', 'Audit log'],
+]
+
+/** `ctx`: `user()` (who is signed in), `signedOut()` (the session is over: back to sign-in). */
+export function createOperatorConsole(ctx) {
+  const root = byId('operator-view')
+  const error = alertLine('operator-error')
+  let built = false
+  let current = 'users'
+  const sections = new Map()
+  const tabs = new Map()
+
+  const attempt = async (work, line = error) => {
+    line.set(undefined)
+    try {
+      return { ok: true, value: await work() }
+    } catch (failure) {
+      if (failure.code === 'session_required') {
+        ctx.signedOut()
+        return { ok: false }
+      }
+      line.set(failure)
+      return { ok: false, error: failure }
+    }
+  }
+
+  function build() {
+    if (built) return
+    built = true
+    sections.clear()
+    tabs.clear()
+    const makers = { users: usersSection, apps: appsSection, issue: issueSection, ledger: ledgerSection, audit: auditSection }
+    for (const [id, label] of SECTIONS) {
+      const section = makers[id]()
+      section.element.hidden = id !== current
+      sections.set(id, section)
+      tabs.set(
+        id,
+        h(
+          'button',
+          { type: 'button', class: 'subtab', 'aria-current': id === current ? 'true' : undefined, onclick: () => open(id) },
+          label,
+        ),
+      )
+    }
+    root.replaceChildren(
+      h('h1', { id: 'operator-title' }, 'Operator console'),
+      h('nav', { class: 'subtabs', 'aria-label': 'Console sections' }, [...tabs.values()]),
+      error.element,
+      ...[...sections.values()].map((section) => section.element),
+    )
+  }
+
+  function open(id) {
+    current = id
+    error.set(undefined)
+    for (const [name, section] of sections) section.element.hidden = name !== id
+    for (const [name, tab] of tabs) {
+      if (name === id) tab.setAttribute('aria-current', 'true')
+      else tab.removeAttribute('aria-current')
+    }
+    sections.get(id)?.shown?.()
+  }
+
+  const section = (id, title, ...children) =>
+    h(
+      'section',
+      { class: 'panel-section', 'aria-labelledby': `operator-${id}-title` },
+      h('h2', { id: `operator-${id}-title` }, title),
+      children,
+    )
+
+  // Users
+
+  function usersSection() {
+    const q = h('input', { id: 'operator-user-q', type: 'search', maxlength: '64', placeholder: 'part of a username' })
+    const list = h('ul', { class: 'list tall', 'aria-label': 'Users' })
+    const secretSlot = h('div')
+    const more = h('button', { type: 'button', hidden: true }, 'More')
+    let filter = ''
+    let next = null
+
+    const setRole = async (user, role, grant) => {
+      if (role === 'operator' && grant) {
+        const sure = await confirmAct({
+          title: `Make ${user.username} an operator?`,
+          text: 'An operator sees every user and app, suspends them and issues money.',
+          action: 'Grant',
+        })
+        if (!sure) return
+      }
+      const done = await attempt(() => account(`/operator/users/${enc(user.username)}/roles`, { method: 'POST', body: { role, grant } }))
+      if (!done.ok) return
+      toast(`${user.username}: ${done.value.roles.length === 0 ? 'no roles' : done.value.roles.join(', ')}.`)
+      await search()
+    }
+
+    const suspend = async (user, act) => {
+      const reason = await askReason({
+        title: act === 'suspend' ? `Suspend ${user.username}?` : `Restore ${user.username}?`,
+        text:
+          act === 'suspend'
+            ? 'Their sessions end and every token they gave an app is refused.'
+            : 'They may sign in again; the sessions that ended stay ended.',
+        action: act === 'suspend' ? 'Suspend' : 'Restore',
+      })
+      if (reason === undefined) return
+      const done = await attempt(() => account(`/operator/users/${enc(user.username)}/${act}`, { method: 'POST', body: { reason } }))
+      if (!done.ok) return
+      toast(done.value.changed ? `${user.username} ${act === 'suspend' ? 'suspended' : 'restored'}.` : 'It already was so.')
+      await search()
+    }
+
+    const resetLink = async (user) => {
+      const sure = await confirmAct({
+        title: `A password reset link for ${user.username}?`,
+        text: 'The link sets a new password once. Hand it to them yourself, by a channel you trust.',
+        action: 'Issue the link',
+      })
+      if (!sure) return
+      const done = await attempt(() => account(`/operator/users/${enc(user.username)}/password-reset`, { method: 'POST' }))
+      if (!done.ok) return
+      secretSlot.replaceChildren(
+        onceBox({
+          title: `Password reset link for ${done.value.username}`,
+          note: `It works once, until ${when(done.value.expires_at)}.`,
+          entries: [{ label: 'Reset link', value: done.value.url, testid: 'secret-reset-url' }],
+          onDone: () => secretSlot.replaceChildren(),
+        }),
+      )
+    }
+
+    const details = async (user, slot, button) => {
+      if (!slot.hidden) {
+        slot.hidden = true
+        button.setAttribute('aria-expanded', 'false')
+        return
+      }
+      const done = await attempt(() => account(`/operator/users/${enc(user.username)}`))
+      if (!done.ok) return
+      const found = done.value
+      slot.replaceChildren(
+        facts(
+          [
+            ['User id', h('span', { class: 'mono' }, found.user_id)],
+            ['Balance', formatPi(found.balance)],
+            ['Wallet', h('span', { class: 'mono' }, found.wallet_address)],
+            ['Signed up', when(found.created_at)],
+            ['Password', found.has_password ? 'set' : 'none (passkeys only)'],
+            ['Suspended', found.suspended ? when(found.suspended_at) : undefined],
+            ['Apps', found.apps.length === 0 ? 'none' : found.apps.map((a) => `${a.name} (${a.role})`).join(', ')],
+          ],
+          `About ${found.username}`,
+        ),
+      )
+      slot.hidden = false
+      button.setAttribute('aria-expanded', 'true')
+    }
+
+    const row = (user) => {
+      const has = (role) => user.roles.includes(role)
+      const slot = h('div', { class: 'row-details', hidden: true })
+      const toggle = h('button', { type: 'button', 'aria-expanded': 'false', 'aria-label': `About ${user.username}` }, 'Details')
+      toggle.addEventListener('click', () => details(user, slot, toggle))
+      const me = ctx.user()?.username === user.username
+      return h(
+        'li',
+        { class: 'wrap', 'data-username': user.username },
+        h(
+          'span',
+          { class: 'grow' },
+          h('strong', {}, user.username),
+          h('span', { class: 'muted' }, ` ${user.roles.length === 0 ? 'no roles' : user.roles.join(', ')}`),
+          user.suspended ? h('span', { class: 'tag bad' }, 'Suspended') : '',
+        ),
+        h(
+          'span',
+          { class: 'row-actions' },
+          toggle,
+          h(
+            'button',
+            {
+              type: 'button',
+              'aria-label': `${has('developer') ? 'Withdraw the developer role from' : 'Grant the developer role to'} ${user.username}`,
+              onclick: () => setRole(user, 'developer', !has('developer')),
+            },
+            has('developer') ? 'Withdraw developer' : 'Grant developer',
+          ),
+          me
+            ? ''
+            : h(
+                'button',
+                {
+                  type: 'button',
+                  'aria-label': `${has('operator') ? 'Withdraw the operator role from' : 'Grant the operator role to'} ${user.username}`,
+                  onclick: () => setRole(user, 'operator', !has('operator')),
+                },
+                has('operator') ? 'Withdraw operator' : 'Grant operator',
+              ),
+          h(
+            'button',
+            { type: 'button', 'aria-label': `Issue a password reset link for ${user.username}`, onclick: () => resetLink(user) },
+            'Reset link',
+          ),
+          me
+            ? ''
+            : h(
+                'button',
+                {
+                  type: 'button',
+                  class: user.suspended ? undefined : 'danger',
+                  'aria-label': `${user.suspended ? 'Restore' : 'Suspend'} ${user.username}`,
+                  onclick: () => suspend(user, user.suspended ? 'restore' : 'suspend'),
+                },
+                user.suspended ? 'Restore' : 'Suspend',
+              ),
+        ),
+        slot,
+      )
+    }
+
+    async function search(append = false) {
+      const done = await attempt(() => account(`/operator/users${query({ q: filter, after: append ? next : undefined })}`))
+      if (!done.ok) return
+      const rows = done.value.users.map(row)
+      if (append) list.append(...rows)
+      else list.replaceChildren(...(rows.length === 0 ? [h('li', { class: 'muted' }, 'No user matches.')] : rows))
+      next = done.value.next_cursor
+      more.hidden = next === null
+    }
+    more.addEventListener('click', () => search(true))
+
+    let loaded = false
+    return {
+      element: section(
+        'users',
+        'Users',
+        h(
+          'form',
+          {
+            class: 'row',
+            role: 'search',
+            onsubmit: (event) => {
+              event.preventDefault()
+              filter = q.value.trim()
+              search()
+            },
+          },
+          h('label', { for: 'operator-user-q' }, 'Find users by name'),
+          q,
+          h('button', { type: 'submit' }, 'Search'),
+        ),
+        secretSlot,
+        list,
+        more,
+      ),
+      shown() {
+        if (loaded) return
+        loaded = true
+        search()
+      },
+    }
+  }
+
+  // Apps
+
+  function appsSection() {
+    const q = h('input', { id: 'operator-app-q', type: 'search', maxlength: '200', placeholder: 'part of a name, or an app id' })
+    const list = h('ul', { class: 'list tall', 'aria-label': 'Apps' })
+    const more = h('button', { type: 'button', hidden: true }, 'More')
+    let filter = ''
+    let next = null
+
+    const suspend = async (app, act) => {
+      const reason = await askReason({
+        title: act === 'suspend' ? `Suspend ${app.name}?` : `Restore ${app.name}?`,
+        text:
+          act === 'suspend'
+            ? 'Its keys and its users’ tokens are refused and it leaves the directory.'
+            : 'Its keys and tokens work again and it is back in the directory.',
+        action: act === 'suspend' ? 'Suspend' : 'Restore',
+      })
+      if (reason === undefined) return
+      const done = await attempt(() => account(`/operator/apps/${enc(app.app_id)}/${act}`, { method: 'POST', body: { reason } }))
+      if (!done.ok) return
+      toast(done.value.changed ? `${app.name} ${act === 'suspend' ? 'suspended' : 'restored'}.` : 'It already was so.')
+      await search()
+    }
+
+    const details = async (app, slot, button) => {
+      if (!slot.hidden) {
+        slot.hidden = true
+        button.setAttribute('aria-expanded', 'false')
+        return
+      }
+      const done = await attempt(() => account(`/operator/apps/${enc(app.app_id)}`))
+      if (!done.ok) return
+      const found = done.value
+      slot.replaceChildren(
+        facts(
+          [
+            ['URL', found.url ?? 'none'],
+            ['Description', found.description],
+            ['Network', found.network],
+            ['Wallet', h('span', { class: 'mono' }, found.wallet_address)],
+            ['Registered', when(found.created_at)],
+            ['Verified', found.verified ? `${when(found.verified_at)} (${found.verified_by})` : 'no'],
+            ['Suspended', found.suspended ? when(found.suspended_at) : undefined],
+            ['Active keys', String(found.active_keys)],
+            ['Members', found.members.map((m) => `${m.username} (${m.role})`).join(', ')],
+          ],
+          `About ${found.name}`,
+        ),
+      )
+      slot.hidden = false
+      button.setAttribute('aria-expanded', 'true')
+    }
+
+    const row = (app) => {
+      const slot = h('div', { class: 'row-details', hidden: true })
+      const toggle = h('button', { type: 'button', 'aria-expanded': 'false', 'aria-label': `About ${app.name}` }, 'Details')
+      toggle.addEventListener('click', () => details(app, slot, toggle))
+      return h(
+        'li',
+        { class: 'wrap', 'data-app-id': app.app_id },
+        h(
+          'span',
+          { class: 'grow' },
+          h('strong', {}, app.name),
+          h('span', { class: 'mono muted' }, ` ${app.app_id}`),
+          h('span', { class: 'muted' }, ` owner ${app.owner ?? 'none'}`),
+          app.verified ? h('span', { class: 'tag ok' }, 'Verified') : h('span', { class: 'tag' }, 'Not verified'),
+          app.suspended ? h('span', { class: 'tag bad' }, 'Suspended') : '',
+        ),
+        h(
+          'span',
+          { class: 'row-actions' },
+          toggle,
+          h(
+            'button',
+            {
+              type: 'button',
+              class: app.suspended ? undefined : 'danger',
+              'aria-label': `${app.suspended ? 'Restore' : 'Suspend'} ${app.name}`,
+              onclick: () => suspend(app, app.suspended ? 'restore' : 'suspend'),
+            },
+            app.suspended ? 'Restore' : 'Suspend',
+          ),
+        ),
+        slot,
+      )
+    }
+
+    async function search(append = false) {
+      const done = await attempt(() => account(`/operator/apps${query({ q: filter, before: append ? next : undefined })}`))
+      if (!done.ok) return
+      const rows = done.value.apps.map(row)
+      if (append) list.append(...rows)
+      else list.replaceChildren(...(rows.length === 0 ? [h('li', { class: 'muted' }, 'No app matches.')] : rows))
+      next = done.value.next_cursor
+      more.hidden = next === null
+    }
+    more.addEventListener('click', () => search(true))
+
+    let loaded = false
+    return {
+      element: section(
+        'apps',
+        'Apps',
+        h(
+          'form',
+          {
+            class: 'row',
+            role: 'search',
+            onsubmit: (event) => {
+              event.preventDefault()
+              filter = q.value.trim()
+              search()
+            },
+          },
+          h('label', { for: 'operator-app-q' }, 'Find apps by name or id'),
+          q,
+          h('button', { type: 'submit' }, 'Search'),
+        ),
+        list,
+        more,
+      ),
+      shown() {
+        if (loaded) return
+        loaded = true
+        search()
+      },
+    }
+  }
+
+  // Issuing money
+
+  function issueSection() {
+    const target = h('input', {
+      id: 'issue-target',
+      required: true,
+      maxlength: '64',
+      autocomplete: 'off',
+      placeholder: 'username or app_…',
+    })
+    const amount = h('input', {
+      id: 'issue-amount',
+      required: true,
+      maxlength: '40',
+      inputmode: 'decimal',
+      pattern: '[0-9]+(\\.[0-9]{1,7})?',
+      autocomplete: 'off',
+    })
+    const reason = h('input', { id: 'issue-reason', required: true, maxlength: '500', autocomplete: 'off' })
+    const problem = alertLine('issue-error')
+    const result = h('div', { 'data-testid': 'issue-result', 'aria-live': 'polite' })
+    const form = h(
+      'form',
+      {
+        class: 'stack',
+        onsubmit: async (event) => {
+          event.preventDefault()
+          const body = { target: target.value.trim(), amount: amount.value.trim(), reason: reason.value.trim() }
+          const sure = await confirmAct({
+            title: 'Issue new money?',
+            text: `${formatPi(body.amount)} of new money into the wallet of ${body.target}. It is a ledger transaction: it cannot be taken back.`,
+            action: 'Issue',
+          })
+          if (!sure) return
+          result.replaceChildren()
+          const done = await attempt(() => account('/operator/issue', { method: 'POST', body }), problem)
+          if (!done.ok) return
+          const issued = done.value
+          amount.value = ''
+          reason.value = ''
+          result.replaceChildren(
+            h('p', { class: 'status-line ok' }, `Issued ${formatPi(issued.amount)} to ${issued.target}.`),
+            facts(
+              [
+                ['To', issued.target],
+                ['Address', h('span', { class: 'mono' }, issued.address)],
+                ['Amount', formatPi(issued.amount)],
+                ['Balance now', formatPi(issued.balance)],
+                [
+                  'Transaction',
+                  h(
+                    'a',
+                    { class: 'mono', href: `/ledger/transactions/${enc(issued.transaction)}`, target: '_blank', rel: 'noopener' },
+                    issued.transaction,
+                  ),
+                ],
+                ['Ledger', String(issued.ledger)],
+                ['Audit record', issued.audit_id],
+              ],
+              'Issued',
+            ),
+          )
+        },
+      },
+      h('label', { for: 'issue-target' }, 'To: a username or an app id'),
+      target,
+      h('label', { for: 'issue-amount' }, 'Amount in Pi (at most 7 decimals)'),
+      amount,
+      h('label', { for: 'issue-reason' }, 'Reason (kept in the audit log)'),
+      reason,
+      problem.element,
+      h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Issue')),
+    )
+    return {
+      element: section(
+        'issue',
+        'Issue money',
+        h('p', { class: 'muted' }, 'New money from the issuing account, within your daily limit; every issue is in the audit log.'),
+        form,
+        result,
+      ),
+    }
+  }
+
+  // The ledger's books
+
+  function ledgerSection() {
+    const result = h('div', { 'data-testid': 'ledger-check', 'aria-live': 'polite' })
+    const check = async () => {
+      const done = await attempt(() => account('/operator/ledger/check'))
+      if (!done.ok) return
+      const books = done.value
+      result.replaceChildren(
+        h(
+          'p',
+          { class: `status-line ${books.balanced ? 'ok' : 'bad'}` },
+          books.balanced ? 'Balanced: every Pi issued is in a balance or was paid as a fee.' : 'NOT balanced: look into it now.',
+        ),
+        facts(
+          [
+            ['Issued', formatPi(books.total_issued)],
+            ['In balances', formatPi(books.total_balances)],
+            ['Fees', formatPi(books.total_fees)],
+            ['Negative balances', String(books.negative_balances)],
+            ['Mismatched accounts', String(books.mismatched_accounts)],
+          ],
+          'The books',
+        ),
+      )
+    }
+    return {
+      element: section('ledger', 'Ledger', h('button', { type: 'button', onclick: check }, 'Check the ledger'), result),
+      shown: check,
+    }
+  }
+
+  // The audit log
+
+  function auditSection() {
+    const fields = ['actor', 'action', 'target', 'q']
+    const labels = { actor: 'Actor (user:…, cli:…)', action: 'Action', target: 'Target (username or app id)', q: 'Text in the details' }
+    const inputs = Object.fromEntries(
+      fields.map((name) => [
+        name,
+        h('input', { id: `audit-${name}`, maxlength: '200', autocomplete: 'off', type: name === 'q' ? 'search' : 'text' }),
+      ]),
+    )
+    const rows = h('tbody')
+    const more = h('button', { type: 'button', hidden: true }, 'More')
+    const verdict = h('div', { 'data-testid': 'audit-verify', 'aria-live': 'polite' })
+    const exportLink = h('a', { class: 'button', href: '/operator/audit/export', download: 'plinth-audit.jsonl' }, 'Export JSON lines')
+    let filter = {}
+    let next = null
+
+    const row = (record) =>
+      h(
+        'tr',
+        { 'data-action': record.action, 'data-audit-id': record.id },
+        h('td', {}, when(record.at)),
+        h('td', { class: 'mono' }, record.actor),
+        h('td', {}, record.action),
+        h('td', { class: 'mono' }, record.target ?? ''),
+        h('td', {}, h('code', { class: 'details' }, JSON.stringify(record.details))),
+      )
+
+    async function search(append = false) {
+      const done = await attempt(() => account(`/operator/audit${query({ ...filter, before: append ? next : undefined })}`))
+      if (!done.ok) return
+      const added = done.value.records.map(row)
+      if (append) rows.append(...added)
+      else
+        rows.replaceChildren(
+          ...(added.length === 0 ? [h('tr', {}, h('td', { colspan: '5', class: 'muted' }, 'No record matches.'))] : added),
+        )
+      next = done.value.next_cursor
+      more.hidden = next === null
+    }
+    more.addEventListener('click', () => search(true))
+
+    const verify = async () => {
+      const done = await attempt(() => account('/operator/audit/verify'))
+      if (!done.ok) return
+      const { records, broken_at: broken } = done.value
+      verdict.replaceChildren(
+        h(
+          'p',
+          { class: `status-line ${broken === null ? 'ok' : 'bad'}` },
+          broken === null
+            ? `The chain is whole: ${records} records, each linked to the one before.`
+            : `The chain is broken at record ${broken}: a record was changed or removed.`,
+        ),
+      )
+    }
+
+    return {
+      element: section(
+        'audit',
+        'Audit log',
+        h(
+          'form',
+          {
+            class: 'filters',
+            role: 'search',
+            onsubmit: (event) => {
+              event.preventDefault()
+              filter = Object.fromEntries(fields.map((name) => [name, inputs[name].value.trim()]))
+              exportLink.href = `/operator/audit/export${query(filter)}`
+              search()
+            },
+          },
+          fields.map((name) => h('div', { class: 'field' }, h('label', { for: `audit-${name}` }, labels[name]), inputs[name])),
+          h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Search')),
+        ),
+        h('div', { class: 'actions' }, h('button', { type: 'button', onclick: verify }, 'Verify the chain'), exportLink),
+        verdict,
+        h(
+          'div',
+          { class: 'table-scroll' },
+          h(
+            'table',
+            { class: 'grid', 'aria-label': 'Audit records, newest first' },
+            h(
+              'thead',
+              {},
+              h(
+                'tr',
+                {},
+                ['When', 'Actor', 'Action', 'Target', 'Details'].map((t) => h('th', { scope: 'col' }, t)),
+              ),
+            ),
+            rows,
+          ),
+        ),
+        more,
+      ),
+      // The log grows with every act: it is read again each time the section is opened.
+      shown: () => search(),
+    }
+  }
+
+  return {
+    show() {
+      build()
+      open(current)
+    },
+    reset() {
+      built = false
+      current = 'users'
+      sections.clear()
+      tabs.clear()
+      root.replaceChildren()
+    },
+  }
+}

@@ -1,0 +1,832 @@
+/**
+ * The developer portal (production, a person with the developer role; docs/portal.md): the apps
+ * they are a member of; registering one; proving its domain; its server API keys, members,
+ * wallet and payments. Everything goes through the portal API with the session cookie. An
+ * owner's acts (keys, members, handing over) are not offered to a member; the platform refuses
+ * them anyway (403).
+ */
+import { account } from './api.js'
+import { byId, formatPi, h, openModal, short, toast } from './dom.js'
+import { alertLine, confirmAct, facts, isIcon, onceBox, query, secretField, uniqueId, when } from './widgets.js'
+
+const enc = encodeURIComponent
+const STATES = ['created', 'approved', 'transaction_linked', 'verified', 'completed', 'cancelled']
+const NETWORKS = ['Pi Network', 'Pi Testnet']
+/** The platform takes an icon of at most this many characters as a data: URL (about 36 KB of image). */
+const MAX_ICON = 49_152
+
+/** The origin of an app URL, or the URL itself when it is none. */
+const originOf = (url) => {
+  try {
+    return new URL(url).origin
+  } catch {
+    return url
+  }
+}
+
+/** Reads an image file as a data: URL, refusing what the platform would refuse. */
+function readIcon(file) {
+  return new Promise((resolve, reject) => {
+    if (!['image/png', 'image/jpeg', 'image/webp'].includes(file.type)) {
+      return reject(new Error('The icon must be a PNG, JPEG or WebP image.'))
+    }
+    const reader = new FileReader()
+    reader.onload = () => {
+      const url = String(reader.result)
+      if (url.length > MAX_ICON) reject(new Error('The icon is too large: at most about 36 KB.'))
+      else resolve(url)
+    }
+    reader.onerror = () => reject(new Error('The icon could not be read.'))
+    reader.readAsDataURL(file)
+  })
+}
+
+/** An icon field: a file input, a preview, and a button that removes it. `value()` is the data: URL, null (none) or undefined (unchanged). */
+function iconField(current, problem) {
+  const id = uniqueId('icon')
+  let value
+  const preview = h('img', { class: 'app-icon', alt: 'Icon preview', width: '40', height: '40', hidden: !isIcon(current) })
+  if (isIcon(current)) preview.src = current
+  const input = h('input', {
+    id,
+    type: 'file',
+    accept: 'image/png,image/jpeg,image/webp',
+    onchange: async () => {
+      const file = input.files?.[0]
+      if (file === undefined) return
+      try {
+        value = await readIcon(file)
+        preview.src = value
+        preview.hidden = false
+        problem.set(undefined)
+      } catch (error) {
+        input.value = ''
+        problem.set(error)
+      }
+    },
+  })
+  const remove = h(
+    'button',
+    {
+      type: 'button',
+      onclick: () => {
+        value = null
+        input.value = ''
+        preview.removeAttribute('src')
+        preview.hidden = true
+      },
+    },
+    'Remove the icon',
+  )
+  return {
+    nodes: [h('label', { for: id }, 'Icon (PNG, JPEG or WebP, at most about 36 KB)'), h('div', { class: 'row' }, preview, input, remove)],
+    value: () => value,
+  }
+}
+
+/**
+ * `ctx`: `user()` (who is signed in), `signedOut()` (the session is over: back to sign-in), `selected(appId)` (the app
+ * shown, for the page's URL).
+ */
+export function createPortal(ctx) {
+  const root = byId('portal-view')
+  const error = alertLine('portal-error')
+  const list = h('ul', { class: 'list app-picker', 'aria-label': 'Your apps' })
+  const detail = h('div', { class: 'portal-detail', 'data-testid': 'portal-detail' })
+  let built = false
+  let apps = []
+  /** The app shown, by id; 'new' for the registration form. */
+  let selected
+  /** Secrets answered once, until the person hides them: `{appId, title, note, entries}`. */
+  let secret
+  /** The payments list of the selected app: its filters, rows and the cursor of the next page. */
+  let payments = { q: '', state: '', rows: [], next: null }
+
+  const build = () => {
+    if (built) return
+    built = true
+    root.replaceChildren(
+      h('h1', { id: 'portal-title' }, 'Developer portal'),
+      error.element,
+      h(
+        'div',
+        { class: 'split' },
+        h(
+          'nav',
+          { class: 'split-side', 'aria-labelledby': 'portal-apps-title' },
+          h('h2', { id: 'portal-apps-title' }, 'Your apps'),
+          list,
+          h('button', { type: 'button', class: 'primary', onclick: () => select('new') }, 'Register an app'),
+        ),
+        detail,
+      ),
+    )
+  }
+
+  /** Runs one call; a failure goes to the panel's alert line (or back to sign-in when the session is over). */
+  const attempt = async (work, line = error) => {
+    line.set(undefined)
+    try {
+      return { ok: true, value: await work() }
+    } catch (failure) {
+      if (failure.code === 'session_required') {
+        ctx.signedOut()
+        return { ok: false }
+      }
+      line.set(failure)
+      return { ok: false, error: failure }
+    }
+  }
+
+  // The list of apps
+
+  const statusTags = (app) => [
+    app.suspended ? h('span', { class: 'tag bad' }, 'Suspended') : '',
+    app.verified ? h('span', { class: 'tag ok' }, 'Verified') : h('span', { class: 'tag' }, 'Not verified'),
+    app.role === 'member' ? h('span', { class: 'tag' }, 'Member') : '',
+  ]
+
+  const iconOf = (app, size = 28) =>
+    isIcon(app.icon)
+      ? h('img', { class: 'app-icon', src: app.icon, alt: '', width: String(size), height: String(size) })
+      : h('span', { class: 'app-icon placeholder', 'aria-hidden': 'true' }, app.name.slice(0, 1).toUpperCase())
+
+  function renderList() {
+    list.replaceChildren(
+      ...(apps.length === 0
+        ? [h('li', { class: 'muted' }, 'No apps yet: register one.')]
+        : apps.map((app) =>
+            h(
+              'li',
+              {},
+              h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'app-choice',
+                  'aria-current': app.app_id === selected ? 'true' : undefined,
+                  onclick: () => select(app.app_id),
+                },
+                iconOf(app),
+                h('span', { class: 'grow' }, h('strong', {}, app.name), h('span', { class: 'tags' }, statusTags(app))),
+              ),
+            ),
+          )),
+    )
+  }
+
+  async function loadList() {
+    const done = await attempt(() => account('/portal/apps'))
+    if (!done.ok) return
+    apps = done.value.apps
+    renderList()
+  }
+
+  async function select(appId) {
+    selected = appId
+    ctx.selected(appId === 'new' ? undefined : appId)
+    if (secret !== undefined && secret.appId !== appId) secret = undefined
+    payments = { q: '', state: '', rows: [], next: null }
+    renderList()
+    await renderDetail()
+  }
+
+  // Registering an app
+
+  function registerForm() {
+    const problem = alertLine('register-error')
+    const name = h('input', { id: 'register-name', required: true, maxlength: '60', autocomplete: 'off' })
+    const url = h('input', { id: 'register-url', type: 'url', required: true, maxlength: '500', placeholder: 'https://app.example/' })
+    const network = h(
+      'select',
+      { id: 'register-network' },
+      NETWORKS.map((n) => h('option', { value: n }, n)),
+    )
+    const description = h('textarea', { id: 'register-description', maxlength: '500', rows: '3' })
+    const icon = iconField(null, problem)
+    return h(
+      'form',
+      {
+        class: 'stack',
+        'aria-labelledby': 'register-title',
+        onsubmit: async (event) => {
+          event.preventDefault()
+          const body = { name: name.value, url: url.value.trim(), network: network.value, description: description.value }
+          if (typeof icon.value() === 'string') body.icon = icon.value()
+          const done = await attempt(() => account('/portal/apps', { method: 'POST', body }), problem)
+          if (!done.ok) return
+          const created = done.value
+          secret = {
+            appId: created.app.app_id,
+            title: `${created.app.name}: its server API key and wallet seed`,
+            note: 'The key lets its server call the platform; the seed signs its wallet’s payments. Plinth keeps neither in readable form.',
+            entries: [
+              { label: 'Server API key', value: created.api_key, testid: 'secret-api-key' },
+              { label: 'Wallet seed', value: created.wallet_seed, testid: 'secret-wallet-seed' },
+            ],
+          }
+          toast(`${created.app.name} registered: prove its domain next.`)
+          await loadList()
+          await select(created.app.app_id)
+        },
+      },
+      h('h2', { id: 'register-title' }, 'Register an app'),
+      h('p', { class: 'muted' }, 'The app is yours, unverified: it is in no directory and receives no tokens until its domain is proven.'),
+      h('label', { for: 'register-name' }, 'Name'),
+      name,
+      h('label', { for: 'register-url' }, 'Frontend URL (http or https)'),
+      url,
+      h('label', { for: 'register-network' }, 'Network'),
+      network,
+      h('label', { for: 'register-description' }, 'Description (at most 500 characters)'),
+      description,
+      icon.nodes,
+      problem.element,
+      h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Register')),
+    )
+  }
+
+  // One app
+
+  async function renderDetail() {
+    if (selected === undefined) {
+      detail.replaceChildren(h('p', { class: 'muted' }, 'Choose one of your apps, or register one.'))
+      return
+    }
+    if (selected === 'new') {
+      detail.replaceChildren(registerForm())
+      detail.querySelector('input')?.focus()
+      return
+    }
+    const appId = selected
+    detail.replaceChildren(h('p', { class: 'muted' }, 'Loading…'))
+    const path = `/portal/apps/${enc(appId)}`
+    const done = await attempt(() =>
+      Promise.all([
+        account(path),
+        account(`${path}/keys`),
+        account(`${path}/members`),
+        account(`${path}/wallet`),
+        account(`${path}/payments${query({ q: payments.q, state: payments.state })}`),
+      ]),
+    )
+    if (selected !== appId) return
+    if (!done.ok) {
+      detail.replaceChildren()
+      if (done.error?.code === 'app_not_found') {
+        selected = undefined
+        await loadList()
+        await renderDetail()
+      }
+      return
+    }
+    const [app, { keys }, { members }, wallet, page] = done.value
+    payments = { ...payments, rows: page.payments, next: page.next_cursor }
+    // The list shows what the app is now (verified, suspended, its name).
+    apps = apps.map((a) => (a.app_id === app.app_id ? app : a))
+    renderList()
+    const owner = app.role === 'owner'
+    detail.replaceChildren(
+      h(
+        'header',
+        { class: 'app-head' },
+        iconOf(app, 48),
+        h(
+          'div',
+          {},
+          h('h2', { id: 'portal-app-title' }, app.name),
+          h(
+            'p',
+            { class: 'muted' },
+            h('span', { class: 'mono', 'data-testid': 'portal-app-id' }, app.app_id),
+            ` · ${app.network} · `,
+            owner ? 'You own it' : 'You are a member',
+          ),
+          h('p', { class: 'tags' }, statusTags(app)),
+        ),
+      ),
+      app.suspended
+        ? h(
+            'p',
+            { class: 'status-line bad' },
+            'Suspended by the platform’s operator: its keys and its users’ tokens are refused and it is not in the directory.',
+          )
+        : '',
+      secret !== undefined && secret.appId === app.app_id
+        ? onceBox({
+            ...secret,
+            onDone: () => {
+              secret = undefined
+              detail.querySelector('[data-testid="shown-once"]')?.remove()
+            },
+          })
+        : '',
+      domainSection(app),
+      keysSection(app, keys, owner),
+      membersSection(app, members, owner),
+      walletSection(wallet),
+      paymentsSection(app),
+      detailsSection(app),
+    )
+  }
+
+  /** Reloads the app shown (and the list, whose tags may change). */
+  const reload = async () => {
+    await loadList()
+    await renderDetail()
+  }
+
+  function domainSection(app) {
+    const problem = alertLine('verify-error')
+    const origin = app.url === null ? undefined : originOf(app.url)
+    const verify = h(
+      'button',
+      {
+        type: 'button',
+        class: app.verified ? undefined : 'primary',
+        onclick: async () => {
+          verify.disabled = true
+          const done = await attempt(() => account(`/portal/apps/${enc(app.app_id)}/verify`, { method: 'POST' }), problem)
+          verify.disabled = false
+          if (!done.ok) {
+            const reason = done.error?.body?.reason
+            if (reason !== undefined) problem.element.append(` (${reason})`)
+            return
+          }
+          toast(`${app.name}: domain verified.`)
+          await reload()
+        },
+      },
+      app.verified ? 'Check the domain again' : 'Verify the domain',
+    )
+    return h(
+      'section',
+      { class: 'panel-section', 'aria-labelledby': 'portal-domain-title' },
+      h('h3', { id: 'portal-domain-title' }, 'Domain'),
+      app.verified
+        ? h(
+            'p',
+            { class: 'status-line ok', 'data-testid': 'verified-line' },
+            `Verified ${app.verified_by === 'operator' ? 'by the operator' : `at ${origin}`} on ${when(app.verified_at)}.`,
+          )
+        : h(
+            'p',
+            { class: 'status-line', 'data-testid': 'verified-line' },
+            'Not verified yet: the app is in no directory and gets no tokens.',
+          ),
+      app.validation_key === null || origin === undefined
+        ? ''
+        : [
+            h(
+              'p',
+              {},
+              app.verified ? 'Keep this key published at ' : 'Publish this key at ',
+              h('code', { 'data-testid': 'validation-url' }, `${origin}/validation-key.txt`),
+              app.verified ? ': a new URL is checked again.' : ' (the file holds the key alone), then verify.',
+            ),
+            secretField('Validation key', app.validation_key, 'validation-key'),
+          ],
+      problem.element,
+      h('div', { class: 'actions' }, verify),
+    )
+  }
+
+  function keysSection(app, keys, owner) {
+    const path = `/portal/apps/${enc(app.app_id)}/keys`
+    const name = h('input', { id: 'new-key-name', maxlength: '60', autocomplete: 'off', placeholder: 'production server' })
+    const row = (key) =>
+      h(
+        'li',
+        { 'data-key-id': key.key_id },
+        h(
+          'span',
+          { class: 'grow' },
+          h('strong', {}, key.name === '' ? 'Unnamed key' : key.name),
+          h('span', { class: 'mono muted' }, ` ${key.prefix}…`),
+          h(
+            'span',
+            { class: 'muted small' },
+            key.revoked_at === null
+              ? ` made ${when(key.created_at)}, last used ${when(key.last_used_at)}`
+              : ` revoked ${when(key.revoked_at)}`,
+          ),
+        ),
+        owner && key.revoked_at === null
+          ? h(
+              'button',
+              {
+                type: 'button',
+                class: 'danger',
+                'aria-label': `Revoke the key ${key.name === '' ? key.prefix : key.name}`,
+                onclick: async () => {
+                  const sure = await confirmAct({
+                    title: 'Revoke this key?',
+                    text: `A server using the key ${key.prefix}… is refused from now on. This cannot be undone.`,
+                    action: 'Revoke',
+                  })
+                  if (!sure) return
+                  const done = await attempt(() => account(`${path}/${enc(key.key_id)}`, { method: 'DELETE' }))
+                  if (done.ok) {
+                    toast('Key revoked.')
+                    await renderDetail()
+                  }
+                },
+              },
+              'Revoke',
+            )
+          : '',
+      )
+    return h(
+      'section',
+      { class: 'panel-section', 'aria-labelledby': 'portal-keys-title' },
+      h('h3', { id: 'portal-keys-title' }, 'Server API keys'),
+      keys.length === 0 ? h('p', { class: 'muted' }, 'None.') : h('ul', { class: 'list', 'aria-label': 'Server API keys' }, keys.map(row)),
+      owner
+        ? h(
+            'form',
+            {
+              class: 'row',
+              onsubmit: async (event) => {
+                event.preventDefault()
+                const done = await attempt(() => account(path, { method: 'POST', body: { name: name.value.trim() } }))
+                if (!done.ok) return
+                secret = {
+                  appId: app.app_id,
+                  title: `New server API key${done.value.name === '' ? '' : ` “${done.value.name}”`}`,
+                  note: 'Plinth keeps only its hash: nobody can show it again.',
+                  entries: [{ label: 'Server API key', value: done.value.api_key, testid: 'secret-api-key' }],
+                }
+                await renderDetail()
+              },
+            },
+            h('label', { for: 'new-key-name' }, 'A new key’s name (to tell keys apart)'),
+            name,
+            h('button', { type: 'submit' }, 'Make a key'),
+          )
+        : h('p', { class: 'muted' }, 'The app’s owner makes and revokes keys.'),
+    )
+  }
+
+  function membersSection(app, members, owner) {
+    const path = `/portal/apps/${enc(app.app_id)}/members`
+    const me = ctx.user()?.username.toLowerCase()
+    const username = h('input', { id: 'new-member', maxlength: '32', autocomplete: 'off', pattern: '[A-Za-z0-9_]{3,32}', required: true })
+    const remove = async (member, leaving) => {
+      const sure = await confirmAct({
+        title: leaving ? `Leave ${app.name}?` : `Remove ${member.username}?`,
+        text: leaving ? 'You will no longer see the app in your portal.' : `${member.username} will no longer see the app in their portal.`,
+        action: leaving ? 'Leave' : 'Remove',
+      })
+      if (!sure) return
+      const done = await attempt(() => account(`${path}/${enc(member.username)}`, { method: 'DELETE' }))
+      if (!done.ok) return
+      toast(leaving ? `You left ${app.name}.` : `${member.username} removed.`)
+      if (leaving) {
+        selected = undefined
+        await reload()
+      } else await renderDetail()
+    }
+    const handOver = async (member) => {
+      const sure = await confirmAct({
+        title: `Hand ${app.name} over to ${member.username}?`,
+        text: `${member.username} becomes its owner (keys, members); you stay a member.`,
+        action: 'Hand over',
+      })
+      if (!sure) return
+      const done = await attempt(() =>
+        account(`/portal/apps/${enc(app.app_id)}/owner`, { method: 'POST', body: { username: member.username } }),
+      )
+      if (!done.ok) return
+      toast(`${member.username} owns ${app.name} now.`)
+      await reload()
+    }
+    const row = (member) => {
+      const self = member.username.toLowerCase() === me
+      return h(
+        'li',
+        { 'data-username': member.username },
+        h(
+          'span',
+          { class: 'grow' },
+          h('strong', {}, member.username),
+          h(
+            'span',
+            { class: 'muted' },
+            ` ${member.role === 'owner' ? 'owner' : 'member'}${self ? ' (you)' : ''}, since ${when(member.added_at)}`,
+          ),
+        ),
+        owner && member.role === 'member'
+          ? [
+              h(
+                'button',
+                { type: 'button', 'aria-label': `Hand the app over to ${member.username}`, onclick: () => handOver(member) },
+                'Hand over',
+              ),
+              h(
+                'button',
+                { type: 'button', class: 'danger', 'aria-label': `Remove ${member.username}`, onclick: () => remove(member, false) },
+                'Remove',
+              ),
+            ]
+          : '',
+        !owner && self ? h('button', { type: 'button', class: 'danger', onclick: () => remove(member, true) }, 'Leave the app') : '',
+      )
+    }
+    return h(
+      'section',
+      { class: 'panel-section', 'aria-labelledby': 'portal-members-title' },
+      h('h3', { id: 'portal-members-title' }, 'Members'),
+      h('ul', { class: 'list', 'aria-label': 'Members' }, members.map(row)),
+      owner
+        ? h(
+            'form',
+            {
+              class: 'row',
+              onsubmit: async (event) => {
+                event.preventDefault()
+                const done = await attempt(() => account(path, { method: 'POST', body: { username: username.value.trim() } }))
+                if (!done.ok) return
+                toast(`${done.value.username} is a member now.`)
+                await renderDetail()
+              },
+            },
+            h('label', { for: 'new-member' }, 'Add a member by username (a developer)'),
+            username,
+            h('button', { type: 'submit' }, 'Add member'),
+          )
+        : '',
+    )
+  }
+
+  function walletSection(wallet) {
+    return h(
+      'section',
+      { class: 'panel-section', 'aria-labelledby': 'portal-wallet-title' },
+      h('h3', { id: 'portal-wallet-title' }, 'Wallet'),
+      facts(
+        [
+          ['Balance', h('span', { 'data-testid': 'app-balance' }, formatPi(wallet.balance))],
+          ['Address', h('span', { class: 'mono' }, wallet.address)],
+          ['On the ledger', h('a', { href: wallet.payments_url, target: '_blank', rel: 'noopener' }, 'Its payments')],
+        ],
+        'Wallet',
+      ),
+    )
+  }
+
+  // Payments
+
+  const stateLabel = (state) => state.replace('_', ' ')
+
+  function paymentsSection(app) {
+    const q = h('input', { id: 'payments-q', type: 'search', maxlength: '200', value: payments.q, placeholder: 'id, txid, uid or memo' })
+    const state = h(
+      'select',
+      { id: 'payments-state' },
+      h('option', { value: '' }, 'Any state'),
+      STATES.map((s) => h('option', { value: s, selected: s === payments.state }, stateLabel(s))),
+    )
+    const rows = h('tbody')
+    const more = h('button', { type: 'button', hidden: payments.next === null }, 'More')
+    const fill = () => {
+      rows.replaceChildren(
+        ...payments.rows.map((p) =>
+          h(
+            'tr',
+            { 'data-payment-id': p.identifier },
+            h('td', {}, when(p.created_at)),
+            h('td', {}, formatPi(p.amount)),
+            h('td', {}, p.direction === 'user_to_app' ? 'from a user' : 'to a user'),
+            h('td', { class: 'memo-cell' }, p.memo),
+            h('td', {}, stateLabel(p.state)),
+            h(
+              'td',
+              {},
+              h(
+                'button',
+                { type: 'button', 'aria-label': `Payment ${p.identifier}`, onclick: () => showPayment(app, p.identifier) },
+                'Details',
+              ),
+            ),
+          ),
+        ),
+      )
+      more.hidden = payments.next === null
+    }
+    more.addEventListener('click', async () => {
+      const done = await attempt(() =>
+        account(`/portal/apps/${enc(app.app_id)}/payments${query({ q: payments.q, state: payments.state, before: payments.next })}`),
+      )
+      if (!done.ok) return
+      payments = { ...payments, rows: [...payments.rows, ...done.value.payments], next: done.value.next_cursor }
+      fill()
+    })
+    fill()
+    return h(
+      'section',
+      { class: 'panel-section', 'aria-labelledby': 'portal-payments-title' },
+      h('h3', { id: 'portal-payments-title' }, 'Payments'),
+      h(
+        'form',
+        {
+          class: 'row',
+          role: 'search',
+          onsubmit: async (event) => {
+            event.preventDefault()
+            payments = { q: q.value.trim(), state: state.value, rows: [], next: null }
+            await renderDetail()
+          },
+        },
+        h('label', { for: 'payments-q' }, 'Find payments'),
+        q,
+        h('label', { for: 'payments-state', class: 'visually-hidden' }, 'State'),
+        state,
+        h('button', { type: 'submit' }, 'Search'),
+      ),
+      payments.rows.length === 0
+        ? h('p', { class: 'muted' }, payments.q === '' && payments.state === '' ? 'No payments yet.' : 'No payment matches.')
+        : h(
+            'div',
+            { class: 'table-scroll' },
+            h(
+              'table',
+              { class: 'grid', 'aria-label': 'Payments' },
+              h(
+                'thead',
+                {},
+                h(
+                  'tr',
+                  {},
+                  ['Created', 'Amount', 'Direction', 'Memo', 'State', ''].map((t) => h('th', { scope: 'col' }, t)),
+                ),
+              ),
+              rows,
+            ),
+          ),
+      more,
+    )
+  }
+
+  async function showPayment(app, paymentId) {
+    const path = `/portal/apps/${enc(app.app_id)}/payments/${enc(paymentId)}`
+    const done = await attempt(() => account(path))
+    if (!done.ok) return
+    const { payment, state, uid, ledger_transaction: tx, timeline, advice } = done.value
+    const problem = alertLine('payment-error')
+    const txid = h('input', {
+      id: 'complete-txid',
+      class: 'mono',
+      pattern: '[0-9a-f]{64}',
+      required: true,
+      value: payment.transaction?.txid ?? '',
+    })
+    const after = async (work, message) => {
+      const result = await attempt(work, problem)
+      if (!result.ok) return
+      close()
+      toast(message)
+      await renderDetail()
+    }
+    const actions = advice.sandbox_actions ?? []
+    const close = openModal({
+      label: `Payment ${short(payment.identifier)}`,
+      className: 'wide-modal',
+      onDismiss: () => close(),
+      render: () => [
+        facts(
+          [
+            ['Identifier', h('span', { class: 'mono' }, payment.identifier)],
+            ['Amount', formatPi(payment.amount)],
+            ['Direction', payment.direction === 'user_to_app' ? 'A user pays the app' : 'The app pays a user'],
+            ['Memo', payment.memo],
+            ['User (uid)', h('span', { class: 'mono' }, uid)],
+            ['State', stateLabel(state)],
+            ['Created', when(payment.created_at)],
+            [
+              'Transaction',
+              tx === null
+                ? undefined
+                : h('a', { href: `/ledger/transactions/${enc(tx.hash)}`, target: '_blank', rel: 'noopener' }, short(tx.hash)),
+            ],
+            ['Waiting for', advice.waiting_for],
+            ['Next call', advice.next_call === 'none' ? undefined : h('code', {}, advice.next_call)],
+          ],
+          'Payment',
+        ),
+        h('h3', {}, 'Timeline'),
+        timeline.length === 0
+          ? h('p', { class: 'muted' }, 'Nothing recorded.')
+          : h(
+              'ol',
+              { class: 'timeline' },
+              timeline.map((event) =>
+                h('li', {}, h('strong', {}, event.kind), h('span', { class: 'muted' }, ` ${when(event.at)} by ${event.actor}`)),
+              ),
+            ),
+        problem.element,
+        actions.includes('complete')
+          ? h(
+              'form',
+              {
+                class: 'stack',
+                onsubmit: (event) => {
+                  event.preventDefault()
+                  after(() => account(`${path}/complete`, { method: 'POST', body: { txid: txid.value.trim() } }), 'Payment completed.')
+                },
+              },
+              h('label', { for: 'complete-txid' }, 'Complete as the app, with the transaction id'),
+              txid,
+              h('button', { type: 'submit', class: 'primary' }, 'Complete the payment'),
+            )
+          : '',
+        h(
+          'div',
+          { class: 'actions' },
+          actions.includes('cancel')
+            ? h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'danger',
+                  onclick: () => after(() => account(`${path}/cancel`, { method: 'POST' }), 'Payment cancelled.'),
+                },
+                'Cancel the payment',
+              )
+            : '',
+          h('button', { type: 'button', onclick: () => close() }, 'Close'),
+        ),
+      ],
+    })
+  }
+
+  function detailsSection(app) {
+    const problem = alertLine('details-error')
+    const name = h('input', { id: 'edit-name', required: true, maxlength: '60', value: app.name })
+    const url = h('input', { id: 'edit-url', type: 'url', required: true, maxlength: '500', value: app.url ?? '' })
+    const description = h('textarea', { id: 'edit-description', maxlength: '500', rows: '3' }, app.description)
+    const icon = iconField(app.icon, problem)
+    return h(
+      'section',
+      { class: 'panel-section', 'aria-labelledby': 'portal-details-title' },
+      h('h3', { id: 'portal-details-title' }, 'Details'),
+      h(
+        'form',
+        {
+          class: 'stack',
+          onsubmit: async (event) => {
+            event.preventDefault()
+            const body = {}
+            if (name.value !== app.name) body.name = name.value
+            if (url.value.trim() !== (app.url ?? '')) body.url = url.value.trim()
+            if (description.value !== app.description) body.description = description.value
+            if (icon.value() !== undefined) body.icon = icon.value()
+            if (Object.keys(body).length === 0) return toast('Nothing changed.')
+            if (body.url !== undefined && app.verified) {
+              const sure = await confirmAct({
+                title: 'Change the URL?',
+                text: 'A new URL must be verified again: until then the app is in no directory and gets no tokens.',
+                action: 'Change it',
+              })
+              if (!sure) return
+            }
+            const done = await attempt(() => account(`/portal/apps/${enc(app.app_id)}`, { method: 'PATCH', body }), problem)
+            if (!done.ok) return
+            toast('Saved.')
+            await reload()
+          },
+        },
+        h('label', { for: 'edit-name' }, 'Name'),
+        name,
+        h('label', { for: 'edit-url' }, 'Frontend URL (a new one must be verified again)'),
+        url,
+        h('label', { for: 'edit-description' }, 'Description'),
+        description,
+        icon.nodes,
+        problem.element,
+        h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Save')),
+      ),
+    )
+  }
+
+  return {
+    /** Shows the portal: the apps, and the one chosen before (or `appId`). */
+    async show(appId) {
+      build()
+      if (appId !== undefined) selected = appId
+      await loadList()
+      if (selected === undefined && apps.length > 0) selected = apps[0].app_id
+      if (selected !== undefined && selected !== 'new') ctx.selected(selected)
+      renderList()
+      await renderDetail()
+    },
+    /** Forgets everything shown (signing out): no secret stays in the page. */
+    reset() {
+      built = false
+      apps = []
+      selected = undefined
+      secret = undefined
+      payments = { q: '', state: '', rows: [], next: null }
+      root.replaceChildren()
+    },
+  }
+}

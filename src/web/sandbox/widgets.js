@@ -1,0 +1,168 @@
+/**
+ * Pieces the portal and the operator's console share: the "shown once" box for secrets, the
+ * dialogs that ask for a reason or a confirmation, a fact list, and the panels' alert line.
+ * Everything goes in as text (dom.js).
+ */
+import { formatTime, h, openModal, toast } from './dom.js'
+
+let ids = 0
+/** An id no other element of the page has, for a label's `for`. */
+export const uniqueId = (prefix) => `${prefix}-${++ids}`
+
+/** A Copy button for `value`; when the browser refuses the clipboard, `field` is selected for the person to copy. */
+export function copyButton(value, label, field) {
+  return h(
+    'button',
+    {
+      type: 'button',
+      'aria-label': `Copy ${label}`,
+      onclick: () => {
+        const fallback = () => {
+          field?.select()
+          toast('Select it and copy it: the browser did not allow the clipboard.')
+        }
+        if (navigator.clipboard === undefined) return fallback()
+        navigator.clipboard.writeText(value).then(() => toast(`${label} copied.`), fallback)
+      },
+    },
+    'Copy',
+  )
+}
+
+/** A read-only text field with its label and a Copy button: `testid` names the field for tests. */
+export function secretField(label, value, testid) {
+  const id = uniqueId('secret')
+  const field = h('input', { id, class: 'mono', readonly: true, value, spellcheck: 'false', 'data-testid': testid })
+  return h(
+    'div',
+    { class: 'secret-field' },
+    h('label', { for: id }, label),
+    h('div', { class: 'row' }, field, copyButton(value, label, field)),
+  )
+}
+
+/**
+ * The box of secrets the platform answers once (a new app's key and wallet seed, a new key, a
+ * reset link): marked so, with each one in a field to copy, until `onDone`.
+ */
+export function onceBox({ title, note, entries, onDone }) {
+  return h(
+    'section',
+    { class: 'once', 'aria-label': title, 'data-testid': 'shown-once' },
+    h('h3', {}, title),
+    h('p', { class: 'once-note' }, h('strong', {}, 'Shown once: copy it now. '), note),
+    entries.map((entry) => secretField(entry.label, entry.value, entry.testid)),
+    h('button', { type: 'button', onclick: onDone }, 'I have copied it: hide it'),
+  )
+}
+
+/**
+ * Asks why, in a dialog with a required text field (kept in the audit log). Resolves to the
+ * reason, or undefined when the person cancels.
+ */
+export function askReason({ title, action, text }) {
+  return new Promise((resolve) => {
+    const id = uniqueId('reason')
+    const input = h('input', { id, required: true, maxlength: '500', autocomplete: 'off' })
+    const problem = h('p', { class: 'error', role: 'alert', hidden: true })
+    const answer = (value) => {
+      close()
+      resolve(value)
+    }
+    const close = openModal({
+      label: title,
+      onDismiss: () => answer(undefined),
+      render: () =>
+        h(
+          'form',
+          {
+            class: 'stack',
+            // The page says what is missing itself, in the dialog's alert line.
+            novalidate: true,
+            onsubmit: (event) => {
+              event.preventDefault()
+              const reason = input.value.trim()
+              if (reason === '') {
+                problem.textContent = 'Give a reason: it is kept in the audit log.'
+                problem.hidden = false
+                input.focus()
+                return
+              }
+              answer(reason)
+            },
+          },
+          text === undefined ? '' : h('p', {}, text),
+          h('label', { for: id }, 'Reason (kept in the audit log)'),
+          input,
+          problem,
+          h(
+            'div',
+            { class: 'actions' },
+            h('button', { type: 'button', onclick: () => answer(undefined) }, 'Cancel'),
+            h('button', { type: 'submit', class: 'primary' }, action),
+          ),
+        ),
+    })
+    input.focus()
+  })
+}
+
+/** Asks to confirm an act; resolves true or false. */
+export function confirmAct({ title, text, action }) {
+  return new Promise((resolve) => {
+    const answer = (value) => {
+      close()
+      resolve(value)
+    }
+    const close = openModal({
+      label: title,
+      onDismiss: () => answer(false),
+      render: () => [
+        h('p', {}, text),
+        h(
+          'div',
+          { class: 'actions' },
+          h('button', { type: 'button', onclick: () => answer(false) }, 'Cancel'),
+          h('button', { type: 'button', class: 'primary', onclick: () => answer(true) }, action),
+        ),
+      ],
+    })
+  })
+}
+
+/** A definition list: `[[term, value], …]`; a value may be a node; empty ones are left out. */
+export function facts(entries, label) {
+  return h(
+    'dl',
+    { class: 'facts', 'aria-label': label },
+    entries
+      .filter(([, value]) => value !== undefined && value !== null && value !== '')
+      .map(([term, value]) => [h('dt', {}, term), h('dd', {}, value)]),
+  )
+}
+
+/** A panel's alert line: `set(error)` shows an error's message (or hides the line with undefined). */
+export function alertLine(testid) {
+  const element = h('p', { class: 'error', role: 'alert', 'data-testid': testid, hidden: true })
+  return {
+    element,
+    set(error) {
+      element.textContent = error === undefined ? '' : error instanceof Error ? error.message : String(error)
+      element.hidden = error === undefined
+    },
+  }
+}
+
+/** A time, or a dash for none. */
+export const when = (iso) => (iso === null || iso === undefined ? '—' : formatTime(iso))
+
+/** Whether a string is an icon the page shows: a data: URL of a PNG, JPEG or WebP (what the platform accepts). */
+export const isIcon = (value) => typeof value === 'string' && /^data:image\/(png|jpeg|webp);base64,[A-Za-z0-9+/]+={0,2}$/.test(value)
+
+/** A query string of the filters that have a value: `{q: 'x', state: ''}` → `?q=x`. */
+export function query(filters) {
+  const params = new URLSearchParams()
+  for (const [name, value] of Object.entries(filters)) if (value !== undefined && value !== null && value !== '') params.set(name, value)
+  const text = params.toString()
+  return text === '' ? '' : `?${text}`
+}
