@@ -156,6 +156,21 @@ describe('the operator’s console', () => {
     assert.equal(typeof issued.at(-1)?.details.request_id, 'string')
   })
 
+  it('records sign-in attempts over the limit once a window, naming the account but no password', async () => {
+    const user = await signedUp(app)
+    const guesser = accountBrowser(app)
+    const statuses: number[] = []
+    for (let i = 0; i < 13; i++) statuses.push((await guesser.signin(user.username, `wrong guess ${i}`)).status)
+    assert.deepEqual(statuses, [...Array(10).fill(401), 429, 429, 429])
+    const records = (await admin().auditTrail(50)).records.filter(
+      (r) => r.action === 'throttle-signin' && r.target === `signin-account:${user.username.toLowerCase()}`,
+    )
+    assert.equal(records.length, 1, 'the first refusal of the window only')
+    assert.equal(records[0]?.actor, 'platform')
+    assert.deepEqual(records[0]?.details, { attempts: 10, window_seconds: 900 })
+    assert.equal(JSON.stringify(records).includes('wrong guess'), false)
+  })
+
   it('the audit log: newest first, filtered, paged with cursors, exported as JSON lines, no route edits it; a direct edit breaks the chain', async () => {
     const op = await operator()
     const { shop } = await world()
