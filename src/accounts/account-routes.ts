@@ -407,6 +407,10 @@ export function accountRoutes(app: FastifyInstance, deps: AccountRoutesDeps): vo
         response: { 200: PaymentDTOSchema, ...errorResponses(401, 403, 404, 409, 415, 503) },
       },
     },
-    async (request) => payments.payForAccount(sessionPrincipal(request).userId, request.params.payment_id),
+    async (request) => {
+      const { userId } = sessionPrincipal(request)
+      await accounts.refusePayingSuspended(userId, request.params.payment_id)
+      return payments.payForAccount(userId, request.params.payment_id)
+    },
   )
 }

@@ -142,6 +142,18 @@ export function accountsRepo(db: Kysely<DB>) {
         .execute()
     },
 
+    /** Whether the app of one of the user's payments is suspended (undefined: no such payment of the user's). */
+    async paymentAppSuspended(userId: string, paymentId: string): Promise<boolean | undefined> {
+      const row = await db
+        .selectFrom('payments as p')
+        .innerJoin('apps as a', 'a.id', 'p.app_id')
+        .select('a.suspended_at')
+        .where('p.identifier', '=', paymentId)
+        .where('p.user_id', '=', userId)
+        .executeTakeFirst()
+      return row === undefined ? undefined : row.suspended_at !== null
+    },
+
     /** Whether the app may be opened and given tokens: verified, not suspended (undefined: no such app). */
     async openable(appId: string) {
       return db.selectFrom('apps').select(['id', 'verified_at', 'suspended_at']).where('id', '=', appId).executeTakeFirst()

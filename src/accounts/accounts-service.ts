@@ -203,6 +203,13 @@ export function accountsServiceFactory(deps: {
       }))
     },
 
+    /** Refuses paying an app the operator suspended (403 app_suspended): no money goes to it from the page. */
+    async refusePayingSuspended(userId: string, paymentId: string): Promise<void> {
+      if ((await repo.paymentAppSuspended(userId, paymentId)) === true) {
+        throw new ApiError('app_suspended', "The platform's operator has suspended this app: it cannot be paid.")
+      }
+    },
+
     /** Refuses an app people may not open or give tokens to: unknown (404), unverified or suspended (403). */
     async requireOpenable(appId: string): Promise<void> {
       const app = await repo.openable(appId)

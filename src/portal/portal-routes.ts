@@ -234,9 +234,10 @@ export function portalRoutes(app: FastifyInstance, deps: PortalRoutesDeps): void
         description:
           'The fetch resolves the name itself and refuses private, loopback, link-local and metadata addresses (unless ' +
           'PLINTH_ALLOW_PRIVATE_APP_URLS=1), connects to the address it checked, sends no credentials, waits at most 5 s, ' +
-          'reads at most 4 KB and follows no redirect to another origin. A refusal is 409 domain_check_failed with `reason`.',
+          'reads at most 4 KB and follows no redirect to another origin. A refusal is 409 domain_check_failed with `reason`. ' +
+          'A developer asks for at most 30 checks an hour (429 too_many_attempts, with Retry-After).',
         params: Params,
-        response: { 200: AppView, ...errorResponses(401, 403, 404, 409, 415) },
+        response: { 200: AppView, ...errorResponses(401, 403, 404, 409, 415, 429) },
       },
     },
     async (request) => portal.verifyDomain(sessionPrincipal(request), request.params.app_id, request.id),

@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely'
+import { signinThrottle } from '../accounts/throttle.js'
 import { checkAppDescription, checkAppIcon, checkAppName, checkAppUrl } from '../apps/app-rules.js'
 import { type AppNetwork, appsServiceFactory, newValidationKey } from '../apps/apps-service.js'
 import { auditLog } from '../audit/audit-log.js'
@@ -20,6 +21,8 @@ const MAX_OWNED_APPS = 50
 const MAX_APPS_LISTED = 200
 const MAX_ACTIVE_KEYS = 20
 const MAX_MEMBERS = 50
+/** Domain checks one developer may ask for in an hour. */
+const DOMAIN_CHECKS = { attempts: 30, windowSeconds: 3600 }
 
 export interface NewApp {
   name: string
@@ -72,6 +75,7 @@ export function portalServiceFactory(deps: {
   const { db, clock, wallets, publicUrl } = deps
   const repo = portalRepo(db)
   const audit = auditLog(db)
+  const throttle = signinThrottle(db)
   const appsIn = (trx: Kysely<DB>) => appsServiceFactory({ db: trx, clock, wallets })
 
   /** The app and the caller's role, or 404 when the caller is no member; 403 when `need` is owner and the caller is a member. */
@@ -215,6 +219,13 @@ export function portalServiceFactory(deps: {
     async verifyDomain(principal: SessionPrincipal, appId: string, requestId: string) {
       const app = await requireMember(principal, appId)
       if (app.url === null || app.validation_key === null) throw new ApiError('invalid_arguments', 'The app has no URL to verify.')
+      // Each check is a request the platform makes for the developer: counted, so it cannot be turned into a crawler.
+      const verdict = await throttle.attempt(`domain-check:${principal.userId}`, DOMAIN_CHECKS)
+      if (!verdict.allowed) {
+        throw new ApiError('too_many_attempts', `Too many domain checks; try again in ${verdict.retryAfterSeconds} s.`).retryAfter(
+          verdict.retryAfterSeconds,
+        )
+      }
       const result = await deps.checkDomain(app.url, app.validation_key)
       if (!result.ok) {
         throw new ApiError('domain_check_failed', result.message, { reason: result.reason, checked_url: result.url })

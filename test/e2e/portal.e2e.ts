@@ -21,7 +21,10 @@ async function shot(page: Page, name: string): Promise<void> {
  * and then passes the domain check, makes a named key (shown once) and invites a member; the
  * operator suspends and restores the app (its key refused, then accepted; it leaves the
  * directory and comes back), issues money, checks the ledger's books, finds every act in the
- * audit log and checks its chain; a password reset link sets a new password once.
+ * audit log (its actors by username) and checks its chain; a password reset link sets a new
+ * password once. On the way the developer asks why a user is blocked (an open app-to-user
+ * payment), turns the app's request log on, where a call made with its key shows, and finds the
+ * notification the app sent; the member reads the log but has no switch.
  */
 describe('the developer portal and the operator console, in Chromium', () => {
   let setup: BackendSetup
@@ -33,6 +36,8 @@ describe('the developer portal and the operator console, in Chromium', () => {
   let published = ''
   let appId = ''
   let namedKey = ''
+  /** The developer's uid in their own app (they sign in to it in the payments step). */
+  let developerUid = ''
   const errors: Record<string, string[]> = {}
   const operatorName = freshName('op').slice(0, 32)
   const developerName = freshName('dev').slice(0, 32)
@@ -214,13 +219,13 @@ describe('the developer portal and the operator console, in Chromium', () => {
     await view.getByTestId('verified-line').getByText(`Verified at ${appSite.url}`).waitFor()
   })
 
-  it('an app-to-user payment made with the key shows in the app’s payments; the developer cancels it from its detail', async () => {
+  it('an app-to-user payment made with the key shows in the app’s payments and blocks the user’s next one; the developer cancels it from its detail', async () => {
     const page = pages.developer
     const view = portalView(page)
     // The developer signs in to their own app, as any user would, so that it knows their uid.
     const uid = String(
       await page.evaluate(`(async () => {
-        const auth = await fetch('/account/apps/${appId}/authenticate', { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ scopes: ['payments', 'wallet_address'] }) }).then((r) => r.json())
+        const auth = await fetch('/account/apps/${appId}/authenticate', { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ scopes: ['payments', 'wallet_address', 'in_app_notifications'] }) }).then((r) => r.json())
         const me = await fetch('/v2/me', { headers: { authorization: 'Bearer ' + auth.accessToken } }).then((r) => r.json())
         return me.uid
       })()`),
@@ -232,12 +237,28 @@ describe('the developer portal and the operator console, in Chromium', () => {
     })
     const payment = (await created.json()) as { identifier: string }
     assert.equal(created.status, 200, JSON.stringify(payment))
+    developerUid = uid
 
     await view.getByLabel('Find payments').fill('Comet bonus')
     await view.getByRole('button', { name: 'Search', exact: true }).click()
     const table = view.getByRole('table', { name: 'Payments' })
     const row = table.locator(`tr[data-payment-id="${payment.identifier}"]`)
     await row.getByText('created').waitFor()
+
+    // Why is this user blocked? The open app-to-user payment stops the next one; an unknown uid is not found.
+    const lookUp = async (value: string) => {
+      await view.getByLabel('A user’s uid in the app').fill(value)
+      await view.getByRole('button', { name: 'Look up', exact: true }).click()
+    }
+    const blocking = view.getByTestId('blocking-result')
+    await lookUp(uid)
+    await blocking.getByText('Blocked: an open payment stops new app-to-user payments').waitFor()
+    const open = blocking.locator(`li[data-payment-id="${payment.identifier}"]`)
+    await open.getByText('Blocks new payments').waitFor()
+    await open.getByText('Waiting for the app to send the transaction from its wallet').waitFor()
+    await lookUp('no-such-user-uid')
+    await view.getByTestId('blocking-error').getByText('No user with uid no-such-user-uid has signed in to this app').waitFor()
+    assert.equal(await blocking.textContent(), '')
     await row.getByRole('button', { name: `Payment ${payment.identifier}` }).click()
     const detail = dialog(page)
     await detail.getByText('Comet bonus').waitFor()
@@ -246,6 +267,8 @@ describe('the developer portal and the operator console, in Chromium', () => {
     await detail.getByRole('button', { name: 'Cancel the payment' }).click()
     await row.getByText('cancelled').waitFor()
     assert.equal(await dialog(page).count(), 0)
+    await lookUp(uid)
+    await blocking.getByText('Nothing blocks this user’s next payment.').waitFor()
   })
 
   it('invites a member, who sees the app without the owner’s buttons; a stranger developer does not see it', async () => {
@@ -271,6 +294,10 @@ describe('the developer portal and the operator console, in Chromium', () => {
     }
     await memberView.getByRole('button', { name: 'Leave the app' }).waitFor()
     await shot(member, 'portal-member')
+    // The request log is off, and only the owner turns it on.
+    await memberView.getByRole('button', { name: 'Request log', exact: true }).click()
+    await memberView.getByTestId('request-log-state').getByText('Only the app’s owner can turn it on.').waitFor()
+    assert.equal(await memberView.getByRole('switch').count(), 0, 'the switch is the owner’s')
 
     const stranger = pages.stranger
     await stranger.reload()
@@ -285,6 +312,75 @@ describe('the developer portal and the operator console, in Chromium', () => {
     const icon = await stranger.locator('#app-list img.app-icon').getAttribute('src')
     assert.match(icon ?? '', /^data:image\/png;base64,/)
     await shot(stranger, 'portal-directory')
+  })
+
+  it('the owner turns the request log on: a call made with the key shows in it with its bodies; the notification the app sent shows; the member reads the log without the switch', async () => {
+    const page = pages.developer
+    const view = portalView(page)
+    await view.getByRole('button', { name: 'Request log', exact: true }).click()
+    const state = view.getByTestId('request-log-state')
+    await state.getByText('The request log is off').waitFor()
+    const logSwitch = view.getByRole('switch', { name: 'Keep the app’s request log' })
+    assert.equal(await logSwitch.isChecked(), false)
+    await logSwitch.click()
+    await state.getByText('The request log is on').waitFor()
+    assert.equal(await logSwitch.isChecked(), true)
+    await pages.developer.locator('#toasts').getByText('Request log on').waitFor()
+
+    const answer = await keyAnswer(namedKey)
+    assert.equal(answer.status, 200, JSON.stringify(answer.body))
+    await view.getByRole('button', { name: 'Show', exact: true }).click()
+    const table = view.getByRole('table', { name: 'Logged calls, newest first' })
+    const entry = table.locator('tr[data-request-id]').first()
+    await entry.getByText('/v2/payments/incomplete_server_payments').waitFor()
+    await entry.getByText('200', { exact: true }).waitFor()
+    assert.equal(await entry.getAttribute('data-status'), '200')
+    await page.evaluate(`document.getElementById('portal-activity-title').scrollIntoView(); window.scrollBy(0, -120)`)
+    await shot(page, 'portal-request-log')
+    await entry.getByRole('button', { name: /^Request \d+: GET \/v2\/payments\/incomplete_server_payments$/ }).click()
+    const detail = dialog(page)
+    await detail.getByTestId('response-body').getByText('"incomplete_server_payments"').waitFor()
+    assert.equal(await detail.getByTestId('request-body').textContent(), 'None.')
+    assert.equal(await detail.locator('pre').count(), 2)
+    await detail.getByRole('button', { name: 'Close' }).click()
+    assert.equal(await dialog(page).count(), 0)
+
+    // What the app sent: a notification to the developer (its uid), and no rewarded ad yet.
+    const notified = await fetch(`${base}/v2/in_app_notifications/notify`, {
+      method: 'POST',
+      headers: { authorization: `Key ${namedKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        notifications: [{ title: 'Your comet landed', body: 'Open it to pin it.', user_uid: developerUid, subroute: '/comets' }],
+      }),
+    })
+    const delivered = (await notified.json()) as { delivered_notifications?: unknown[] }
+    assert.equal(notified.status, 201, JSON.stringify(delivered))
+    assert.equal(delivered.delivered_notifications?.length, 1, 'the developer granted in_app_notifications')
+    await view.getByRole('button', { name: 'Notifications', exact: true }).click()
+    const sent = view.getByRole('table', { name: 'Sent notifications' })
+    await sent.getByText('Your comet landed').waitFor()
+    await sent.getByText('/comets').waitFor()
+    await view.getByRole('button', { name: 'Rewarded ads', exact: true }).click()
+    await view.getByRole('table', { name: 'Rewarded ads' }).getByText('The app showed no rewarded ad yet.').waitFor()
+    await view.getByRole('button', { name: 'Request log', exact: true }).click()
+    await view.getByRole('table', { name: 'Logged calls, newest first' }).getByText('/v2/in_app_notifications/notify').waitFor()
+
+    const member = pages.member
+    await member.reload()
+    const memberView = portalView(member)
+    await memberView.getByRole('button', { name: 'Request log', exact: true }).click()
+    await memberView.getByTestId('request-log-state').getByText('The request log is on').waitFor()
+    await memberView
+      .getByRole('table', { name: 'Logged calls, newest first' })
+      .getByText('/v2/payments/incomplete_server_payments')
+      .first()
+      .waitFor()
+    assert.equal(await memberView.getByRole('switch').count(), 0, 'the switch is the owner’s')
+    // The platform refuses the member's switch too.
+    const refused = await member.evaluate(
+      `fetch('/portal/apps/${appId}', { method: 'PATCH', credentials: 'same-origin', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ request_log: false }) }).then((r) => r.status)`,
+    )
+    assert.equal(refused, 403)
   })
 
   it('the operator suspends the app (with a reason): its key is refused and it leaves the directory; restoring it undoes both', async () => {
@@ -353,11 +449,24 @@ describe('the developer portal and the operator console, in Chromium', () => {
     const table = view.getByRole('table', { name: 'Audit records, newest first' })
     await table.locator('tr[data-action="restore-app"]').waitFor()
     const actions = await table.locator('tbody tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-action')))
-    for (const action of ['register-app', 'verify-app-domain', 'create-key', 'add-member', 'suspend-app', 'restore-app']) {
+    for (const action of [
+      'register-app',
+      'verify-app-domain',
+      'create-key',
+      'add-member',
+      'enable-request-log',
+      'suspend-app',
+      'restore-app',
+    ]) {
       assert.ok(actions.includes(action), `${action} in ${actions.join(', ')}`)
     }
     assert.equal(actions[0], 'restore-app', 'newest first')
     await table.locator('tr[data-action="suspend-app"]').getByText('Reported for phishing').waitFor()
+    // A person's acts name them: their username, the raw actor beside it.
+    const registered = table.locator('tr[data-action="register-app"]')
+    await registered.getByText(developerName, { exact: true }).waitFor()
+    assert.match((await registered.locator('td[title]').getAttribute('title')) ?? '', /^user:/)
+    await table.locator('tr[data-action="suspend-app"]').getByText(operatorName, { exact: true }).waitFor()
     await view.getByRole('button', { name: 'Verify the chain' }).click()
     await view.getByTestId('audit-verify').getByText('The chain is whole').waitFor()
     // The export link carries the same filter, and answers JSON lines, oldest first.
@@ -407,10 +516,10 @@ describe('the developer portal and the operator console, in Chromium', () => {
     await context.close()
   })
 
-  it('left no script errors in the pages (the refused domain check and the ended session are the browser’s notes of a 409, a 404 and a 401)', () => {
+  it('left no script errors in the pages (the refused domain check, the unknown uid, the member’s refused switch and the ended session are the browser’s notes of a 409, a 404, a 403 and a 401)', () => {
     const unexpected = Object.entries(errors).flatMap(([who, list]) =>
       list
-        .filter((e) => !/^Failed to load resource: the server responded with a status of (401|404|409) /.test(e))
+        .filter((e) => !/^Failed to load resource: the server responded with a status of (401|403|404|409) /.test(e))
         .map((e) => `${who}: ${e}`),
     )
     assert.deepEqual(unexpected, [])

@@ -5,8 +5,23 @@
  * issue) and lands in the audit log; the page keeps nothing.
  */
 import { account } from './api.js'
-import { byId, formatPi, h, toast } from './dom.js'
-import { alertLine, askReason, confirmAct, facts, onceBox, query, when } from './widgets.js'
+import { byId, formatPi, h, short, toast } from './dom.js'
+import {
+  alertLine,
+  askReason,
+  attempter,
+  confirmAct,
+  detailsToggle,
+  facts,
+  filterForm,
+  grid,
+  inlineForm,
+  onceBox,
+  pagedRows,
+  query,
+  subTabs,
+  when,
+} from './widgets.js'
 
 const enc = encodeURIComponent
 const SECTIONS = [
@@ -21,61 +36,21 @@ const SECTIONS = [
 export function createOperatorConsole(ctx) {
   const root = byId('operator-view')
   const error = alertLine('operator-error')
-  let built = false
-  let current = 'users'
-  const sections = new Map()
-  const tabs = new Map()
-
-  const attempt = async (work, line = error) => {
-    line.set(undefined)
-    try {
-      return { ok: true, value: await work() }
-    } catch (failure) {
-      if (failure.code === 'session_required') {
-        ctx.signedOut()
-        return { ok: false }
-      }
-      line.set(failure)
-      return { ok: false, error: failure }
-    }
-  }
+  const attempt = attempter(error, ctx.signedOut)
+  /** The sections' tabs, once built. */
+  let tabs
 
   function build() {
-    if (built) return
-    built = true
-    sections.clear()
-    tabs.clear()
+    if (tabs !== undefined) return
     const makers = { users: usersSection, apps: appsSection, issue: issueSection, ledger: ledgerSection, audit: auditSection }
-    for (const [id, label] of SECTIONS) {
-      const section = makers[id]()
-      section.element.hidden = id !== current
-      sections.set(id, section)
-      tabs.set(
-        id,
-        h(
-          'button',
-          { type: 'button', class: 'subtab', 'aria-current': id === current ? 'true' : undefined, onclick: () => open(id) },
-          label,
-        ),
-      )
-    }
+    const sections = SECTIONS.map(([id, label]) => ({ id, label, ...makers[id]() }))
+    tabs = subTabs('Console sections', sections, () => error.set(undefined))
     root.replaceChildren(
       h('h1', { id: 'operator-title' }, 'Operator console'),
-      h('nav', { class: 'subtabs', 'aria-label': 'Console sections' }, [...tabs.values()]),
+      tabs.nav,
       error.element,
-      ...[...sections.values()].map((section) => section.element),
+      ...sections.map((section) => section.element),
     )
-  }
-
-  function open(id) {
-    current = id
-    error.set(undefined)
-    for (const [name, section] of sections) section.element.hidden = name !== id
-    for (const [name, tab] of tabs) {
-      if (name === id) tab.setAttribute('aria-current', 'true')
-      else tab.removeAttribute('aria-current')
-    }
-    sections.get(id)?.shown?.()
   }
 
   const section = (id, title, ...children) =>
@@ -86,15 +61,46 @@ export function createOperatorConsole(ctx) {
       children,
     )
 
+  /**
+   * A search form over a list that pages (users, apps): `path(filter, cursor)` is the page's
+   * address; the first page is read when the section is first shown.
+   */
+  function searchList({ label, input, list, key, path, row, empty }) {
+    let filter = ''
+    const rows = pagedRows({ container: list, key, load: (cursor) => account(path(filter, cursor)), row, empty, attempt })
+    const form = inlineForm({
+      label,
+      input,
+      action: 'Search',
+      search: true,
+      onSubmit: () => {
+        filter = input.value.trim()
+        rows.reload()
+      },
+    })
+    let loaded = false
+    return {
+      nodes: [form, list, rows.more],
+      reload: rows.reload,
+      shown() {
+        if (loaded) return
+        loaded = true
+        rows.reload()
+      },
+    }
+  }
+
+  /** A Details button for a row, showing `entries` (facts) of what `path` answers. */
+  const aboutToggle = (name, path, entries) =>
+    detailsToggle(`About ${name}`, async () => {
+      const done = await attempt(() => account(path))
+      return done.ok ? facts(entries(done.value), `About ${name}`) : undefined
+    })
+
   // Users
 
   function usersSection() {
-    const q = h('input', { id: 'operator-user-q', type: 'search', maxlength: '64', placeholder: 'part of a username' })
-    const list = h('ul', { class: 'list tall', 'aria-label': 'Users' })
     const secretSlot = h('div')
-    const more = h('button', { type: 'button', hidden: true }, 'More')
-    let filter = ''
-    let next = null
 
     const setRole = async (user, role, grant) => {
       if (role === 'operator' && grant) {
@@ -108,7 +114,7 @@ export function createOperatorConsole(ctx) {
       const done = await attempt(() => account(`/operator/users/${enc(user.username)}/roles`, { method: 'POST', body: { role, grant } }))
       if (!done.ok) return
       toast(`${user.username}: ${done.value.roles.length === 0 ? 'no roles' : done.value.roles.join(', ')}.`)
-      await search()
+      await users.reload()
     }
 
     const suspend = async (user, act) => {
@@ -124,7 +130,7 @@ export function createOperatorConsole(ctx) {
       const done = await attempt(() => account(`/operator/users/${enc(user.username)}/${act}`, { method: 'POST', body: { reason } }))
       if (!done.ok) return
       toast(done.value.changed ? `${user.username} ${act === 'suspend' ? 'suspended' : 'restored'}.` : 'It already was so.')
-      await search()
+      await users.reload()
     }
 
     const resetLink = async (user) => {
@@ -146,38 +152,17 @@ export function createOperatorConsole(ctx) {
       )
     }
 
-    const details = async (user, slot, button) => {
-      if (!slot.hidden) {
-        slot.hidden = true
-        button.setAttribute('aria-expanded', 'false')
-        return
-      }
-      const done = await attempt(() => account(`/operator/users/${enc(user.username)}`))
-      if (!done.ok) return
-      const found = done.value
-      slot.replaceChildren(
-        facts(
-          [
-            ['User id', h('span', { class: 'mono' }, found.user_id)],
-            ['Balance', formatPi(found.balance)],
-            ['Wallet', h('span', { class: 'mono' }, found.wallet_address)],
-            ['Signed up', when(found.created_at)],
-            ['Password', found.has_password ? 'set' : 'none (passkeys only)'],
-            ['Suspended', found.suspended ? when(found.suspended_at) : undefined],
-            ['Apps', found.apps.length === 0 ? 'none' : found.apps.map((a) => `${a.name} (${a.role})`).join(', ')],
-          ],
-          `About ${found.username}`,
-        ),
-      )
-      slot.hidden = false
-      button.setAttribute('aria-expanded', 'true')
-    }
-
     const row = (user) => {
       const has = (role) => user.roles.includes(role)
-      const slot = h('div', { class: 'row-details', hidden: true })
-      const toggle = h('button', { type: 'button', 'aria-expanded': 'false', 'aria-label': `About ${user.username}` }, 'Details')
-      toggle.addEventListener('click', () => details(user, slot, toggle))
+      const about = aboutToggle(user.username, `/operator/users/${enc(user.username)}`, (found) => [
+        ['User id', h('span', { class: 'mono' }, found.user_id)],
+        ['Balance', formatPi(found.balance)],
+        ['Wallet', h('span', { class: 'mono' }, found.wallet_address)],
+        ['Signed up', when(found.created_at)],
+        ['Password', found.has_password ? 'set' : 'none (passkeys only)'],
+        ['Suspended', found.suspended ? when(found.suspended_at) : undefined],
+        ['Apps', found.apps.length === 0 ? 'none' : found.apps.map((a) => `${a.name} (${a.role})`).join(', ')],
+      ])
       const me = ctx.user()?.username === user.username
       return h(
         'li',
@@ -192,7 +177,7 @@ export function createOperatorConsole(ctx) {
         h(
           'span',
           { class: 'row-actions' },
-          toggle,
+          about.button,
           h(
             'button',
             {
@@ -231,62 +216,26 @@ export function createOperatorConsole(ctx) {
                 user.suspended ? 'Restore' : 'Suspend',
               ),
         ),
-        slot,
+        about.slot,
       )
     }
 
-    async function search(append = false) {
-      const done = await attempt(() => account(`/operator/users${query({ q: filter, after: append ? next : undefined })}`))
-      if (!done.ok) return
-      const rows = done.value.users.map(row)
-      if (append) list.append(...rows)
-      else list.replaceChildren(...(rows.length === 0 ? [h('li', { class: 'muted' }, 'No user matches.')] : rows))
-      next = done.value.next_cursor
-      more.hidden = next === null
-    }
-    more.addEventListener('click', () => search(true))
-
-    let loaded = false
-    return {
-      element: section(
-        'users',
-        'Users',
-        h(
-          'form',
-          {
-            class: 'row',
-            role: 'search',
-            onsubmit: (event) => {
-              event.preventDefault()
-              filter = q.value.trim()
-              search()
-            },
-          },
-          h('label', { for: 'operator-user-q' }, 'Find users by name'),
-          q,
-          h('button', { type: 'submit' }, 'Search'),
-        ),
-        secretSlot,
-        list,
-        more,
-      ),
-      shown() {
-        if (loaded) return
-        loaded = true
-        search()
-      },
-    }
+    const users = searchList({
+      label: 'Find users by name',
+      input: h('input', { id: 'operator-user-q', type: 'search', maxlength: '64', placeholder: 'part of a username' }),
+      list: h('ul', { class: 'list tall', 'aria-label': 'Users' }),
+      key: 'users',
+      path: (q, cursor) => `/operator/users${query({ q, after: cursor })}`,
+      row,
+      empty: () => h('li', { class: 'muted' }, 'No user matches.'),
+    })
+    const [form, ...listed] = users.nodes
+    return { element: section('users', 'Users', form, secretSlot, listed), shown: users.shown }
   }
 
   // Apps
 
   function appsSection() {
-    const q = h('input', { id: 'operator-app-q', type: 'search', maxlength: '200', placeholder: 'part of a name, or an app id' })
-    const list = h('ul', { class: 'list tall', 'aria-label': 'Apps' })
-    const more = h('button', { type: 'button', hidden: true }, 'More')
-    let filter = ''
-    let next = null
-
     const suspend = async (app, act) => {
       const reason = await askReason({
         title: act === 'suspend' ? `Suspend ${app.name}?` : `Restore ${app.name}?`,
@@ -300,42 +249,21 @@ export function createOperatorConsole(ctx) {
       const done = await attempt(() => account(`/operator/apps/${enc(app.app_id)}/${act}`, { method: 'POST', body: { reason } }))
       if (!done.ok) return
       toast(done.value.changed ? `${app.name} ${act === 'suspend' ? 'suspended' : 'restored'}.` : 'It already was so.')
-      await search()
-    }
-
-    const details = async (app, slot, button) => {
-      if (!slot.hidden) {
-        slot.hidden = true
-        button.setAttribute('aria-expanded', 'false')
-        return
-      }
-      const done = await attempt(() => account(`/operator/apps/${enc(app.app_id)}`))
-      if (!done.ok) return
-      const found = done.value
-      slot.replaceChildren(
-        facts(
-          [
-            ['URL', found.url ?? 'none'],
-            ['Description', found.description],
-            ['Network', found.network],
-            ['Wallet', h('span', { class: 'mono' }, found.wallet_address)],
-            ['Registered', when(found.created_at)],
-            ['Verified', found.verified ? `${when(found.verified_at)} (${found.verified_by})` : 'no'],
-            ['Suspended', found.suspended ? when(found.suspended_at) : undefined],
-            ['Active keys', String(found.active_keys)],
-            ['Members', found.members.map((m) => `${m.username} (${m.role})`).join(', ')],
-          ],
-          `About ${found.name}`,
-        ),
-      )
-      slot.hidden = false
-      button.setAttribute('aria-expanded', 'true')
+      await apps.reload()
     }
 
     const row = (app) => {
-      const slot = h('div', { class: 'row-details', hidden: true })
-      const toggle = h('button', { type: 'button', 'aria-expanded': 'false', 'aria-label': `About ${app.name}` }, 'Details')
-      toggle.addEventListener('click', () => details(app, slot, toggle))
+      const about = aboutToggle(app.name, `/operator/apps/${enc(app.app_id)}`, (found) => [
+        ['URL', found.url ?? 'none'],
+        ['Description', found.description],
+        ['Network', found.network],
+        ['Wallet', h('span', { class: 'mono' }, found.wallet_address)],
+        ['Registered', when(found.created_at)],
+        ['Verified', found.verified ? `${when(found.verified_at)} (${found.verified_by})` : 'no'],
+        ['Suspended', found.suspended ? when(found.suspended_at) : undefined],
+        ['Active keys', String(found.active_keys)],
+        ['Members', found.members.map((m) => `${m.username} (${m.role})`).join(', ')],
+      ])
       return h(
         'li',
         { class: 'wrap', 'data-app-id': app.app_id },
@@ -351,7 +279,7 @@ export function createOperatorConsole(ctx) {
         h(
           'span',
           { class: 'row-actions' },
-          toggle,
+          about.button,
           h(
             'button',
             {
@@ -363,50 +291,20 @@ export function createOperatorConsole(ctx) {
             app.suspended ? 'Restore' : 'Suspend',
           ),
         ),
-        slot,
+        about.slot,
       )
     }
 
-    async function search(append = false) {
-      const done = await attempt(() => account(`/operator/apps${query({ q: filter, before: append ? next : undefined })}`))
-      if (!done.ok) return
-      const rows = done.value.apps.map(row)
-      if (append) list.append(...rows)
-      else list.replaceChildren(...(rows.length === 0 ? [h('li', { class: 'muted' }, 'No app matches.')] : rows))
-      next = done.value.next_cursor
-      more.hidden = next === null
-    }
-    more.addEventListener('click', () => search(true))
-
-    let loaded = false
-    return {
-      element: section(
-        'apps',
-        'Apps',
-        h(
-          'form',
-          {
-            class: 'row',
-            role: 'search',
-            onsubmit: (event) => {
-              event.preventDefault()
-              filter = q.value.trim()
-              search()
-            },
-          },
-          h('label', { for: 'operator-app-q' }, 'Find apps by name or id'),
-          q,
-          h('button', { type: 'submit' }, 'Search'),
-        ),
-        list,
-        more,
-      ),
-      shown() {
-        if (loaded) return
-        loaded = true
-        search()
-      },
-    }
+    const apps = searchList({
+      label: 'Find apps by name or id',
+      input: h('input', { id: 'operator-app-q', type: 'search', maxlength: '200', placeholder: 'part of a name, or an app id' }),
+      list: h('ul', { class: 'list tall', 'aria-label': 'Apps' }),
+      key: 'apps',
+      path: (q, cursor) => `/operator/apps${query({ q, before: cursor })}`,
+      row,
+      empty: () => h('li', { class: 'muted' }, 'No app matches.'),
+    })
+    return { element: section('apps', 'Apps', apps.nodes), shown: apps.shown }
   }
 
   // Issuing money
@@ -536,37 +434,40 @@ export function createOperatorConsole(ctx) {
         h('input', { id: `audit-${name}`, maxlength: '200', autocomplete: 'off', type: name === 'q' ? 'search' : 'text' }),
       ]),
     )
-    const rows = h('tbody')
-    const more = h('button', { type: 'button', hidden: true }, 'More')
     const verdict = h('div', { 'data-testid': 'audit-verify', 'aria-live': 'polite' })
     const exportLink = h('a', { class: 'button', href: '/operator/audit/export', download: 'plinth-audit.jsonl' }, 'Export JSON lines')
     let filter = {}
-    let next = null
+
+    /** A person's actor (`user:<id>`) shows as their username, the raw actor below it (whole in its title). */
+    const actor = (record) =>
+      record.actor_username === null || record.actor_username === undefined
+        ? h('td', { class: 'mono' }, record.actor)
+        : h(
+            'td',
+            { title: record.actor },
+            h('span', { class: 'actor-name' }, record.actor_username),
+            h('span', { class: 'mono muted small block' }, short(record.actor, 12)),
+          )
 
     const row = (record) =>
       h(
         'tr',
         { 'data-action': record.action, 'data-audit-id': record.id },
         h('td', {}, when(record.at)),
-        h('td', { class: 'mono' }, record.actor),
+        actor(record),
         h('td', {}, record.action),
         h('td', { class: 'mono' }, record.target ?? ''),
         h('td', {}, h('code', { class: 'details' }, JSON.stringify(record.details))),
       )
 
-    async function search(append = false) {
-      const done = await attempt(() => account(`/operator/audit${query({ ...filter, before: append ? next : undefined })}`))
-      if (!done.ok) return
-      const added = done.value.records.map(row)
-      if (append) rows.append(...added)
-      else
-        rows.replaceChildren(
-          ...(added.length === 0 ? [h('tr', {}, h('td', { colspan: '5', class: 'muted' }, 'No record matches.'))] : added),
-        )
-      next = done.value.next_cursor
-      more.hidden = next === null
-    }
-    more.addEventListener('click', () => search(true))
+    const records = pagedRows({
+      container: h('tbody'),
+      key: 'records',
+      load: (cursor) => account(`/operator/audit${query({ ...filter, before: cursor })}`),
+      row,
+      empty: () => h('tr', {}, h('td', { colspan: '5', class: 'muted' }, 'No record matches.')),
+      attempt,
+    })
 
     const verify = async () => {
       const done = await attempt(() => account('/operator/audit/verify'))
@@ -587,58 +488,31 @@ export function createOperatorConsole(ctx) {
       element: section(
         'audit',
         'Audit log',
-        h(
-          'form',
-          {
-            class: 'filters',
-            role: 'search',
-            onsubmit: (event) => {
-              event.preventDefault()
-              filter = Object.fromEntries(fields.map((name) => [name, inputs[name].value.trim()]))
-              exportLink.href = `/operator/audit/export${query(filter)}`
-              search()
-            },
+        filterForm(
+          fields.map((name) => [labels[name], inputs[name]]),
+          () => {
+            filter = Object.fromEntries(fields.map((name) => [name, inputs[name].value.trim()]))
+            exportLink.href = `/operator/audit/export${query(filter)}`
+            records.reload()
           },
-          fields.map((name) => h('div', { class: 'field' }, h('label', { for: `audit-${name}` }, labels[name]), inputs[name])),
-          h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Search')),
         ),
         h('div', { class: 'actions' }, h('button', { type: 'button', onclick: verify }, 'Verify the chain'), exportLink),
         verdict,
-        h(
-          'div',
-          { class: 'table-scroll' },
-          h(
-            'table',
-            { class: 'grid', 'aria-label': 'Audit records, newest first' },
-            h(
-              'thead',
-              {},
-              h(
-                'tr',
-                {},
-                ['When', 'Actor', 'Action', 'Target', 'Details'].map((t) => h('th', { scope: 'col' }, t)),
-              ),
-            ),
-            rows,
-          ),
-        ),
-        more,
+        grid('Audit records, newest first', ['When', 'Actor', 'Action', 'Target', 'Details'], records.container),
+        records.more,
       ),
       // The log grows with every act: it is read again each time the section is opened.
-      shown: () => search(),
+      shown: () => records.reload(),
     }
   }
 
   return {
     show() {
       build()
-      open(current)
+      tabs.open(tabs.current() ?? 'users')
     },
     reset() {
-      built = false
-      current = 'users'
-      sections.clear()
-      tabs.clear()
+      tabs = undefined
       root.replaceChildren()
     },
   }

@@ -1,16 +1,17 @@
 /**
  * The developer portal (production, a person with the developer role; docs/portal.md): the apps
  * they are a member of; registering one; proving its domain; its server API keys, members,
- * wallet and payments. Everything goes through the portal API with the session cookie. An
- * owner's acts (keys, members, handing over) are not offered to a member; the platform refuses
- * them anyway (403).
+ * wallet, and what it did (payments, request log, notifications, ads: portal-activity.js).
+ * Everything goes through the portal API with the session cookie. An owner's acts (keys,
+ * members, handing over, the request log's switch) are not offered to a member; the platform
+ * refuses them anyway (403).
  */
 import { account } from './api.js'
-import { byId, formatPi, h, openModal, short, toast } from './dom.js'
-import { alertLine, confirmAct, facts, isIcon, onceBox, query, secretField, uniqueId, when } from './widgets.js'
+import { byId, formatPi, h, toast } from './dom.js'
+import { createActivity } from './portal-activity.js'
+import { alertLine, attempter, confirmAct, facts, inlineForm, isIcon, onceBox, secretField, uniqueId, when } from './widgets.js'
 
 const enc = encodeURIComponent
-const STATES = ['created', 'approved', 'transaction_linked', 'verified', 'completed', 'cancelled']
 const NETWORKS = ['Pi Network', 'Pi Testnet']
 /** The platform takes an icon of at most this many characters as a data: URL (about 36 KB of image). */
 const MAX_ICON = 49_152
@@ -99,8 +100,6 @@ export function createPortal(ctx) {
   let selected
   /** Secrets answered once, until the person hides them: `{appId, title, note, entries}`. */
   let secret
-  /** The payments list of the selected app: its filters, rows and the cursor of the next page. */
-  let payments = { q: '', state: '', rows: [], next: null }
 
   const build = () => {
     if (built) return
@@ -124,19 +123,18 @@ export function createPortal(ctx) {
   }
 
   /** Runs one call; a failure goes to the panel's alert line (or back to sign-in when the session is over). */
-  const attempt = async (work, line = error) => {
-    line.set(undefined)
-    try {
-      return { ok: true, value: await work() }
-    } catch (failure) {
-      if (failure.code === 'session_required') {
-        ctx.signedOut()
-        return { ok: false }
-      }
-      line.set(failure)
-      return { ok: false, error: failure }
-    }
-  }
+  const attempt = attempter(error, ctx.signedOut)
+  /** The selected app's payments, request log, notifications and ads. */
+  const activity = createActivity({ attempt, refresh: () => renderDetail() })
+
+  /** A section of the app's page, titled. */
+  const section = (id, title, ...children) =>
+    h(
+      'section',
+      { class: 'panel-section', 'aria-labelledby': `portal-${id}-title` },
+      h('h3', { id: `portal-${id}-title` }, title),
+      children,
+    )
 
   // The list of apps
 
@@ -186,7 +184,7 @@ export function createPortal(ctx) {
     selected = appId
     ctx.selected(appId === 'new' ? undefined : appId)
     if (secret !== undefined && secret.appId !== appId) secret = undefined
-    payments = { q: '', state: '', rows: [], next: null }
+    activity.forget()
     renderList()
     await renderDetail()
   }
@@ -262,13 +260,7 @@ export function createPortal(ctx) {
     detail.replaceChildren(h('p', { class: 'muted' }, 'Loading…'))
     const path = `/portal/apps/${enc(appId)}`
     const done = await attempt(() =>
-      Promise.all([
-        account(path),
-        account(`${path}/keys`),
-        account(`${path}/members`),
-        account(`${path}/wallet`),
-        account(`${path}/payments${query({ q: payments.q, state: payments.state })}`),
-      ]),
+      Promise.all([account(path), account(`${path}/keys`), account(`${path}/members`), account(`${path}/wallet`)]),
     )
     if (selected !== appId) return
     if (!done.ok) {
@@ -280,8 +272,7 @@ export function createPortal(ctx) {
       }
       return
     }
-    const [app, { keys }, { members }, wallet, page] = done.value
-    payments = { ...payments, rows: page.payments, next: page.next_cursor }
+    const [app, { keys }, { members }, wallet] = done.value
     // The list shows what the app is now (verified, suspended, its name).
     apps = apps.map((a) => (a.app_id === app.app_id ? app : a))
     renderList()
@@ -325,7 +316,7 @@ export function createPortal(ctx) {
       keysSection(app, keys, owner),
       membersSection(app, members, owner),
       walletSection(wallet),
-      paymentsSection(app),
+      activity.section(app),
       detailsSection(app),
     )
   }
@@ -359,10 +350,9 @@ export function createPortal(ctx) {
       },
       app.verified ? 'Check the domain again' : 'Verify the domain',
     )
-    return h(
-      'section',
-      { class: 'panel-section', 'aria-labelledby': 'portal-domain-title' },
-      h('h3', { id: 'portal-domain-title' }, 'Domain'),
+    return section(
+      'domain',
+      'Domain',
       app.verified
         ? h(
             'p',
@@ -436,33 +426,27 @@ export function createPortal(ctx) {
             )
           : '',
       )
-    return h(
-      'section',
-      { class: 'panel-section', 'aria-labelledby': 'portal-keys-title' },
-      h('h3', { id: 'portal-keys-title' }, 'Server API keys'),
+    return section(
+      'keys',
+      'Server API keys',
       keys.length === 0 ? h('p', { class: 'muted' }, 'None.') : h('ul', { class: 'list', 'aria-label': 'Server API keys' }, keys.map(row)),
       owner
-        ? h(
-            'form',
-            {
-              class: 'row',
-              onsubmit: async (event) => {
-                event.preventDefault()
-                const done = await attempt(() => account(path, { method: 'POST', body: { name: name.value.trim() } }))
-                if (!done.ok) return
-                secret = {
-                  appId: app.app_id,
-                  title: `New server API key${done.value.name === '' ? '' : ` “${done.value.name}”`}`,
-                  note: 'Plinth keeps only its hash: nobody can show it again.',
-                  entries: [{ label: 'Server API key', value: done.value.api_key, testid: 'secret-api-key' }],
-                }
-                await renderDetail()
-              },
+        ? inlineForm({
+            label: 'A new key’s name (to tell keys apart)',
+            input: name,
+            action: 'Make a key',
+            onSubmit: async () => {
+              const done = await attempt(() => account(path, { method: 'POST', body: { name: name.value.trim() } }))
+              if (!done.ok) return
+              secret = {
+                appId: app.app_id,
+                title: `New server API key${done.value.name === '' ? '' : ` “${done.value.name}”`}`,
+                note: 'Plinth keeps only its hash: nobody can show it again.',
+                entries: [{ label: 'Server API key', value: done.value.api_key, testid: 'secret-api-key' }],
+              }
+              await renderDetail()
             },
-            h('label', { for: 'new-key-name' }, 'A new key’s name (to tell keys apart)'),
-            name,
-            h('button', { type: 'submit' }, 'Make a key'),
-          )
+          })
         : h('p', { class: 'muted' }, 'The app’s owner makes and revokes keys.'),
     )
   }
@@ -532,37 +516,30 @@ export function createPortal(ctx) {
         !owner && self ? h('button', { type: 'button', class: 'danger', onclick: () => remove(member, true) }, 'Leave the app') : '',
       )
     }
-    return h(
-      'section',
-      { class: 'panel-section', 'aria-labelledby': 'portal-members-title' },
-      h('h3', { id: 'portal-members-title' }, 'Members'),
+    return section(
+      'members',
+      'Members',
       h('ul', { class: 'list', 'aria-label': 'Members' }, members.map(row)),
       owner
-        ? h(
-            'form',
-            {
-              class: 'row',
-              onsubmit: async (event) => {
-                event.preventDefault()
-                const done = await attempt(() => account(path, { method: 'POST', body: { username: username.value.trim() } }))
-                if (!done.ok) return
-                toast(`${done.value.username} is a member now.`)
-                await renderDetail()
-              },
+        ? inlineForm({
+            label: 'Add a member by username (a developer)',
+            input: username,
+            action: 'Add member',
+            onSubmit: async () => {
+              const done = await attempt(() => account(path, { method: 'POST', body: { username: username.value.trim() } }))
+              if (!done.ok) return
+              toast(`${done.value.username} is a member now.`)
+              await renderDetail()
             },
-            h('label', { for: 'new-member' }, 'Add a member by username (a developer)'),
-            username,
-            h('button', { type: 'submit' }, 'Add member'),
-          )
+          })
         : '',
     )
   }
 
   function walletSection(wallet) {
-    return h(
-      'section',
-      { class: 'panel-section', 'aria-labelledby': 'portal-wallet-title' },
-      h('h3', { id: 'portal-wallet-title' }, 'Wallet'),
+    return section(
+      'wallet',
+      'Wallet',
       facts(
         [
           ['Balance', h('span', { 'data-testid': 'app-balance' }, formatPi(wallet.balance))],
@@ -574,201 +551,15 @@ export function createPortal(ctx) {
     )
   }
 
-  // Payments
-
-  const stateLabel = (state) => state.replace('_', ' ')
-
-  function paymentsSection(app) {
-    const q = h('input', { id: 'payments-q', type: 'search', maxlength: '200', value: payments.q, placeholder: 'id, txid, uid or memo' })
-    const state = h(
-      'select',
-      { id: 'payments-state' },
-      h('option', { value: '' }, 'Any state'),
-      STATES.map((s) => h('option', { value: s, selected: s === payments.state }, stateLabel(s))),
-    )
-    const rows = h('tbody')
-    const more = h('button', { type: 'button', hidden: payments.next === null }, 'More')
-    const fill = () => {
-      rows.replaceChildren(
-        ...payments.rows.map((p) =>
-          h(
-            'tr',
-            { 'data-payment-id': p.identifier },
-            h('td', {}, when(p.created_at)),
-            h('td', {}, formatPi(p.amount)),
-            h('td', {}, p.direction === 'user_to_app' ? 'from a user' : 'to a user'),
-            h('td', { class: 'memo-cell' }, p.memo),
-            h('td', {}, stateLabel(p.state)),
-            h(
-              'td',
-              {},
-              h(
-                'button',
-                { type: 'button', 'aria-label': `Payment ${p.identifier}`, onclick: () => showPayment(app, p.identifier) },
-                'Details',
-              ),
-            ),
-          ),
-        ),
-      )
-      more.hidden = payments.next === null
-    }
-    more.addEventListener('click', async () => {
-      const done = await attempt(() =>
-        account(`/portal/apps/${enc(app.app_id)}/payments${query({ q: payments.q, state: payments.state, before: payments.next })}`),
-      )
-      if (!done.ok) return
-      payments = { ...payments, rows: [...payments.rows, ...done.value.payments], next: done.value.next_cursor }
-      fill()
-    })
-    fill()
-    return h(
-      'section',
-      { class: 'panel-section', 'aria-labelledby': 'portal-payments-title' },
-      h('h3', { id: 'portal-payments-title' }, 'Payments'),
-      h(
-        'form',
-        {
-          class: 'row',
-          role: 'search',
-          onsubmit: async (event) => {
-            event.preventDefault()
-            payments = { q: q.value.trim(), state: state.value, rows: [], next: null }
-            await renderDetail()
-          },
-        },
-        h('label', { for: 'payments-q' }, 'Find payments'),
-        q,
-        h('label', { for: 'payments-state', class: 'visually-hidden' }, 'State'),
-        state,
-        h('button', { type: 'submit' }, 'Search'),
-      ),
-      payments.rows.length === 0
-        ? h('p', { class: 'muted' }, payments.q === '' && payments.state === '' ? 'No payments yet.' : 'No payment matches.')
-        : h(
-            'div',
-            { class: 'table-scroll' },
-            h(
-              'table',
-              { class: 'grid', 'aria-label': 'Payments' },
-              h(
-                'thead',
-                {},
-                h(
-                  'tr',
-                  {},
-                  ['Created', 'Amount', 'Direction', 'Memo', 'State', ''].map((t) => h('th', { scope: 'col' }, t)),
-                ),
-              ),
-              rows,
-            ),
-          ),
-      more,
-    )
-  }
-
-  async function showPayment(app, paymentId) {
-    const path = `/portal/apps/${enc(app.app_id)}/payments/${enc(paymentId)}`
-    const done = await attempt(() => account(path))
-    if (!done.ok) return
-    const { payment, state, uid, ledger_transaction: tx, timeline, advice } = done.value
-    const problem = alertLine('payment-error')
-    const txid = h('input', {
-      id: 'complete-txid',
-      class: 'mono',
-      pattern: '[0-9a-f]{64}',
-      required: true,
-      value: payment.transaction?.txid ?? '',
-    })
-    const after = async (work, message) => {
-      const result = await attempt(work, problem)
-      if (!result.ok) return
-      close()
-      toast(message)
-      await renderDetail()
-    }
-    const actions = advice.sandbox_actions ?? []
-    const close = openModal({
-      label: `Payment ${short(payment.identifier)}`,
-      className: 'wide-modal',
-      onDismiss: () => close(),
-      render: () => [
-        facts(
-          [
-            ['Identifier', h('span', { class: 'mono' }, payment.identifier)],
-            ['Amount', formatPi(payment.amount)],
-            ['Direction', payment.direction === 'user_to_app' ? 'A user pays the app' : 'The app pays a user'],
-            ['Memo', payment.memo],
-            ['User (uid)', h('span', { class: 'mono' }, uid)],
-            ['State', stateLabel(state)],
-            ['Created', when(payment.created_at)],
-            [
-              'Transaction',
-              tx === null
-                ? undefined
-                : h('a', { href: `/ledger/transactions/${enc(tx.hash)}`, target: '_blank', rel: 'noopener' }, short(tx.hash)),
-            ],
-            ['Waiting for', advice.waiting_for],
-            ['Next call', advice.next_call === 'none' ? undefined : h('code', {}, advice.next_call)],
-          ],
-          'Payment',
-        ),
-        h('h3', {}, 'Timeline'),
-        timeline.length === 0
-          ? h('p', { class: 'muted' }, 'Nothing recorded.')
-          : h(
-              'ol',
-              { class: 'timeline' },
-              timeline.map((event) =>
-                h('li', {}, h('strong', {}, event.kind), h('span', { class: 'muted' }, ` ${when(event.at)} by ${event.actor}`)),
-              ),
-            ),
-        problem.element,
-        actions.includes('complete')
-          ? h(
-              'form',
-              {
-                class: 'stack',
-                onsubmit: (event) => {
-                  event.preventDefault()
-                  after(() => account(`${path}/complete`, { method: 'POST', body: { txid: txid.value.trim() } }), 'Payment completed.')
-                },
-              },
-              h('label', { for: 'complete-txid' }, 'Complete as the app, with the transaction id'),
-              txid,
-              h('button', { type: 'submit', class: 'primary' }, 'Complete the payment'),
-            )
-          : '',
-        h(
-          'div',
-          { class: 'actions' },
-          actions.includes('cancel')
-            ? h(
-                'button',
-                {
-                  type: 'button',
-                  class: 'danger',
-                  onclick: () => after(() => account(`${path}/cancel`, { method: 'POST' }), 'Payment cancelled.'),
-                },
-                'Cancel the payment',
-              )
-            : '',
-          h('button', { type: 'button', onclick: () => close() }, 'Close'),
-        ),
-      ],
-    })
-  }
-
   function detailsSection(app) {
     const problem = alertLine('details-error')
     const name = h('input', { id: 'edit-name', required: true, maxlength: '60', value: app.name })
     const url = h('input', { id: 'edit-url', type: 'url', required: true, maxlength: '500', value: app.url ?? '' })
     const description = h('textarea', { id: 'edit-description', maxlength: '500', rows: '3' }, app.description)
     const icon = iconField(app.icon, problem)
-    return h(
-      'section',
-      { class: 'panel-section', 'aria-labelledby': 'portal-details-title' },
-      h('h3', { id: 'portal-details-title' }, 'Details'),
+    return section(
+      'details',
+      'Details',
       h(
         'form',
         {
@@ -825,7 +616,7 @@ export function createPortal(ctx) {
       apps = []
       selected = undefined
       secret = undefined
-      payments = { q: '', state: '', rows: [], next: null }
+      activity.reset()
       root.replaceChildren()
     },
   }

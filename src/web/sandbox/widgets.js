@@ -1,6 +1,7 @@
 /**
  * Pieces the portal and the operator's console share: the "shown once" box for secrets, the
- * dialogs that ask for a reason or a confirmation, a fact list, and the panels' alert line.
+ * dialogs that ask for a reason or a confirmation, a fact list, the panels' alert line and their
+ * way of running a call, one-line forms, tables, lists that page with "More", and sub-tabs.
  * Everything goes in as text (dom.js).
  */
 import { formatTime, h, openModal, toast } from './dom.js'
@@ -151,6 +152,152 @@ export function alertLine(testid) {
       element.hidden = error === undefined
     },
   }
+}
+
+/**
+ * A panel's way of running a call: `attempt(work, line = panelLine)` answers `{ok: true, value}`,
+ * or `{ok: false, error}` with the error's message in `line`; when the session is over it calls
+ * `signedOut()` (back to sign-in) instead.
+ */
+export function attempter(panelLine, signedOut) {
+  return async (work, line = panelLine) => {
+    line.set(undefined)
+    try {
+      return { ok: true, value: await work() }
+    } catch (failure) {
+      if (failure.code === 'session_required') {
+        signedOut()
+        return { ok: false }
+      }
+      line.set(failure)
+      return { ok: false, error: failure }
+    }
+  }
+}
+
+/**
+ * A one-line form: `label` for `input` (which has an id), more fields in `extra`, and a submit
+ * button `action`; `onSubmit()` runs on submit. `search` marks it a search form.
+ */
+export function inlineForm({ label, input, extra = [], action, onSubmit, search = false }) {
+  return h(
+    'form',
+    {
+      class: 'row',
+      role: search ? 'search' : undefined,
+      onsubmit: (event) => {
+        event.preventDefault()
+        onSubmit()
+      },
+    },
+    h('label', { for: input.id }, label),
+    input,
+    extra,
+    h('button', { type: 'submit' }, action),
+  )
+}
+
+/** A search form of labelled fields (`[[label, input], …]`, each input with an id) in a grid; `onSubmit()` runs on submit. */
+export function filterForm(fields, onSubmit, action = 'Search') {
+  return h(
+    'form',
+    {
+      class: 'filters',
+      role: 'search',
+      onsubmit: (event) => {
+        event.preventDefault()
+        onSubmit()
+      },
+    },
+    fields.map(([label, input]) => h('div', { class: 'field' }, h('label', { for: input.id }, label), input)),
+    h('div', { class: 'actions' }, h('button', { type: 'submit' }, action)),
+  )
+}
+
+/** A table in a box that scrolls sideways: `headers` the column titles, `body` its tbody. */
+export function grid(label, headers, body) {
+  return h(
+    'div',
+    { class: 'table-scroll' },
+    h(
+      'table',
+      { class: 'grid', 'aria-label': label },
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          headers.map((t) => h('th', { scope: 'col' }, t)),
+        ),
+      ),
+      body,
+    ),
+  )
+}
+
+/**
+ * Rows that page: `load(cursor)` reads a page (`cursor` undefined for the first one) whose `key`
+ * array `row(item)` turns into elements in `container`, and whose `next_cursor` (if any) the
+ * "More" button (`more`) reads next; `empty()` stands in for an empty first page. `reload()`
+ * reads the first page again, through `attempt` (attempter), and answers what `attempt` did.
+ */
+export function pagedRows({ container, key, load, row, empty, attempt }) {
+  const more = h('button', { type: 'button', hidden: true }, 'More')
+  let next = null
+  const read = async (append) => {
+    const done = await attempt(() => load(append ? next : undefined))
+    if (!done.ok) return done
+    const rows = done.value[key].map(row)
+    if (append) container.append(...rows)
+    else container.replaceChildren(...(rows.length === 0 ? [empty()] : rows))
+    next = done.value.next_cursor ?? null
+    more.hidden = next === null
+    return done
+  }
+  more.addEventListener('click', () => read(true))
+  return { container, more, reload: () => read(false) }
+}
+
+/**
+ * A Details button that shows below its row (in `slot`) what `load()` answers (a node, or
+ * undefined when the call failed), and hides it on the next click.
+ */
+export function detailsToggle(label, load) {
+  const slot = h('div', { class: 'row-details', hidden: true })
+  const button = h('button', { type: 'button', 'aria-expanded': 'false', 'aria-label': label }, 'Details')
+  button.addEventListener('click', async () => {
+    if (slot.hidden) {
+      const content = await load()
+      if (content === undefined) return
+      slot.replaceChildren(content)
+    }
+    slot.hidden = !slot.hidden
+    button.setAttribute('aria-expanded', String(!slot.hidden))
+  })
+  return { button, slot }
+}
+
+/**
+ * Sub-tabs: a row of buttons (`nav`, named `label`) that shows one of `panels` at a time, each
+ * `{id, label, element, shown?}`; `open(id)` shows one and runs its `shown()`.
+ */
+export function subTabs(label, panels, onOpen) {
+  const buttons = new Map(
+    panels.map((panel) => [panel.id, h('button', { type: 'button', class: 'subtab', onclick: () => open(panel.id) }, panel.label)]),
+  )
+  let current
+  const open = (id) => {
+    current = id
+    for (const panel of panels) {
+      panel.element.hidden = panel.id !== id
+      if (panel.id === id) buttons.get(panel.id)?.setAttribute('aria-current', 'true')
+      else buttons.get(panel.id)?.removeAttribute('aria-current')
+    }
+    onOpen?.(id)
+    return panels.find((panel) => panel.id === id)?.shown?.()
+  }
+  return { nav: h('nav', { class: 'subtabs', 'aria-label': label }, [...buttons.values()]), open, current: () => current }
 }
 
 /** A time, or a dash for none. */

@@ -45,6 +45,21 @@ describe('the operator’s console', () => {
     assert.equal((await v2(`Key ${shop.api_key}`, '/v2/payments/incomplete_server_payments')).statusCode, 200, 'cached now')
     assert.equal((await v2(`Bearer ${token}`)).statusCode, 200, 'cached now')
 
+    await admin().issue({ target: user.username, amount: '5', reason: 'test money' })
+    const payer = String((await user.call('POST', `/account/apps/${shop.app_id}/authenticate`, { scopes: ['payments'] })).body.accessToken)
+    const created = await platform.app.inject({
+      method: 'POST',
+      url: '/v2/client/payments',
+      headers: { authorization: `Bearer ${payer}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ amount: 1, memo: 'before', metadata: {} }),
+    })
+    const pending = String(created.json().identifier)
+    const approved = await platform.app.inject({
+      method: 'POST',
+      url: `/v2/payments/${pending}/approve`,
+      headers: { authorization: `Key ${shop.api_key}` },
+    })
+    assert.equal(approved.statusCode, 200)
     const suspended = await op.call('POST', `/operator/apps/${shop.app_id}/suspend`, { reason: 'phishing report' })
     assert.deepEqual(suspended.body, { changed: true })
     const key = await v2(`Key ${shop.api_key}`, '/v2/payments/incomplete_server_payments')
@@ -60,8 +75,11 @@ describe('the operator’s console', () => {
     )
     assertError(await user.call('POST', `/account/apps/${shop.app_id}/authenticate`, { scopes: [] }), 403, 'app_suspended')
     assert.deepEqual((await op.call('POST', `/operator/apps/${shop.app_id}/suspend`, { reason: 'again' })).body, { changed: false })
+    // A payment approved before the suspension: the user cannot pay a suspended app.
+    assertError(await user.call('POST', `/account/payments/${pending}/pay`), 403, 'app_suspended')
 
     assert.deepEqual((await op.call('POST', `/operator/apps/${shop.app_id}/restore`, { reason: 'cleared' })).body, { changed: true })
+    assert.equal((await user.call('POST', `/account/payments/${pending}/pay`)).status, 200, 'restored: the user may pay')
     assert.equal((await v2(`Key ${shop.api_key}`, '/v2/payments/incomplete_server_payments')).statusCode, 200)
     assert.equal((await v2(`Bearer ${token}`)).statusCode, 200)
     const detail = await op.call('GET', `/operator/apps/${shop.app_id}`)

@@ -122,6 +122,20 @@ describe('the developer portal', () => {
     }
   })
 
+  it('counts domain checks: 30 an hour per developer, then 429 with Retry-After', async () => {
+    const dev = await developer()
+    const { app: made } = await register(dev)
+    site.serve('plinth-not-this-one')
+    for (let i = 0; i < 30; i++) {
+      assertError(await dev.call('POST', `/portal/apps/${made.app_id}/verify`), 409, 'domain_check_failed')
+    }
+    const hits = site.hits
+    const refused = await dev.call('POST', `/portal/apps/${made.app_id}/verify`)
+    assertError(refused, 429, 'too_many_attempts')
+    assert.ok(Number(refused.headers['retry-after']) > 0)
+    assert.equal(site.hits, hits, 'no fetch once over the limit')
+  })
+
   it('keys: named, shown once, listed with their last use, revoked by the owner only', async () => {
     const dev = await developer()
     const { app: made } = await register(dev)
