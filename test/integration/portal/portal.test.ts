@@ -366,3 +366,55 @@ describe('the developer portal', () => {
     assert.equal(withIcon.status, 201)
   })
 })
+
+describe('who makes a developer (PLINTH_DEVELOPER_SIGNUP)', () => {
+  it('open: a signed-in user takes the role themselves, audited; operator (the default) refuses that', async () => {
+    const open = await startPlatform({ mode: 'production', portal: { developerSignup: 'open' } })
+    try {
+      const user = await signedUp(() => open.app)
+      assertError(await user.call('GET', '/portal/apps'), 403, 'forbidden')
+      const taken = await user.call('POST', '/portal/developer')
+      assert.deepEqual(taken.body, { developer: true, already: false })
+      assert.equal((await user.call('GET', '/portal/apps')).status, 200)
+      const records = (await adminOf(open).auditTrail(10)).records.filter(
+        (r) => r.action === 'grant-developer' && r.target === user.username,
+      )
+      assert.equal(records.length, 1)
+      assert.equal(records[0]?.actor, `user:${String((await user.account()).body.user_id)}`)
+      assert.deepEqual(records[0]?.details, { policy: 'open' })
+      assert.deepEqual((await user.call('POST', '/portal/developer')).body, { developer: true, already: true })
+    } finally {
+      await open.close()
+    }
+    const strict = await startPlatform({ mode: 'production' })
+    try {
+      const user = await signedUp(() => strict.app)
+      assertError(await user.call('POST', '/portal/developer'), 403, 'forbidden')
+    } finally {
+      await strict.close()
+    }
+  })
+
+  it('invite: adding a user who is no developer as a member makes them one, and the audit record says so', async () => {
+    const invite = await startPlatform({ mode: 'production', portal: { developerSignup: 'invite' } })
+    try {
+      const owner = await signedUp(() => invite.app)
+      await adminOf(invite).grant(owner.username, 'developer')
+      const made = await owner.call('POST', '/portal/apps', { name: 'Invites', url: 'https://invites.example/' })
+      const appId = String((made.body.app as { app_id: string }).app_id)
+      const friend = await signedUp(() => invite.app)
+      assertError(await friend.call('GET', '/portal/apps'), 403, 'forbidden')
+      assertError(await friend.call('POST', '/portal/developer'), 403, 'forbidden')
+      assert.equal((await owner.call('POST', `/portal/apps/${appId}/members`, { username: friend.username })).status, 201)
+      const listed = (await friend.call('GET', '/portal/apps')).body.apps as Array<{ app_id: string; role: string }>
+      assert.deepEqual(
+        listed.map((a) => [a.app_id, a.role]),
+        [[appId, 'member']],
+      )
+      const record = (await adminOf(invite).auditTrail(10)).records.find((r) => r.action === 'add-member' && r.target === appId)
+      assert.equal(record?.details.developer_granted, true)
+    } finally {
+      await invite.close()
+    }
+  })
+})
