@@ -150,6 +150,20 @@ describe('request log', () => {
     assert.equal(entry?.status, 401)
   })
 
+  it('keeps no call whose credential did not resolve to the app: the key with the wrong scheme, an unknown key', async () => {
+    const sb = sandbox(platform.app)
+    const shop = await sb.createApp()
+    for (const authorization of [`Bearer ${shop.api_key}`, 'Key not-a-key-at-all', '']) {
+      const answer = await platform.app.inject({
+        method: 'GET',
+        url: '/v2/payments/incomplete_server_payments',
+        headers: authorization === '' ? {} : { authorization },
+      })
+      assert.equal(answer.statusCode, 401, authorization)
+    }
+    assert.deepEqual((await list(shop.app_id)).body.requests, [])
+  })
+
   it('pages back with before, tails with after, and refuses cursors it did not give', async () => {
     const sb = sandbox(platform.app)
     const shop = await sb.createApp()
