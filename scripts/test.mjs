@@ -21,11 +21,12 @@ const BACKENDS = ['pglite', 'postgres']
 
 /**
  * Test files and folders that start no platform, server or database, so their result cannot
- * depend on the backend: the unit tests, and the examples suite (its suites start their own
- * in-memory Plinth through the package, whatever PLINTH_TEST_DB says). A file belongs here only
+ * depend on the backend: the unit tests, the examples suite (its suites start their own
+ * in-memory Plinth through the package, whatever PLINTH_TEST_DB says), and the docs' snippets
+ * (a server on the embedded database, as `npm start` runs it, and startPlinth() in memory). A file belongs here only
  * if it reads neither PLINTH_TEST_DB (TEST_DB) nor DATABASE_URL, directly or through a helper.
  */
-const RUN_ONCE = ['test/unit/', 'test/integration/examples.test.ts']
+const RUN_ONCE = ['test/unit/', 'test/integration/examples.test.ts', 'test/integration/doc-snippets.test.ts']
 const runsOnce = (file) => RUN_ONCE.some((entry) => (entry.endsWith('/') ? file.startsWith(entry) : file === entry))
 const args = process.argv.slice(2)
 const chosen = args.filter((arg) => arg.startsWith('--backend=')).map((arg) => arg.slice('--backend='.length))

@@ -194,7 +194,7 @@ export function createShop(options: ShopOptions): { server: Server; users: Map<s
     }
   }
 
-  const reward = (uid: string) => ({ amount: PI_REWARD, memo: 'Demo Shop reward', metadata: { kind: 'reward' }, uid })
+  const reward = (uid: string) => ({ amount: PI_REWARD, memo: 'Pi reward', metadata: { kind: 'reward' }, uid })
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
   // ---- the API --------------------------------------------------------------------------------

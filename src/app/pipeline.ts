@@ -1,5 +1,3 @@
-import swagger from '@fastify/swagger'
-import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { PlatformClock } from '../clock/clock.js'
 import { clockRepo } from '../clock/clock-repo.js'
@@ -8,15 +6,16 @@ import { registerAuth } from '../http/auth.js'
 import { registerBodyParsers } from '../http/body-parsers.js'
 import { registerDrain } from '../http/drain.js'
 import { registerErrorHandling } from '../http/errors.js'
-import { SECURITY_SCHEMES } from '../http/openapi.js'
 import { registerProtocolChecks } from '../http/protocol.js'
 import { registerRateLimits } from '../http/rate-limit.js'
 import { type RouteTable, registerRouting } from '../http/routing.js'
 import { registerClientHeaderRule, registerHostCheck, registerSiteCheck, servedHostNames } from '../http/site-guard.js'
 import { validatorCompiler } from '../http/validation.js'
+import { type ReplayGrants, replayGrants } from '../request-log/replay.js'
 import { type RequestLog, registerRequestLog } from '../request-log/request-log.js'
 import { type FaultableRoutes, registerFaultInjection } from '../sandbox/faults/fault-injection.js'
 import { registerRequestMetrics } from '../system/metrics.js'
+import { registerApiDocs } from '../web/docs-routes.js'
 import type { AppDeps } from './app-deps.js'
 import { BODY_LIMIT, VERSION } from './server.js'
 import type { Services } from './services.js'
@@ -57,6 +56,8 @@ export interface PipelineProducts {
   faultable?: FaultableRoutes
   /** The request log's writer, when the log is on (the request-log stage). */
   requestLog?: RequestLog
+  /** Sandbox mode: one-use credentials a request-log replay authenticates with (the auth stage). */
+  replayGrants?: ReplayGrants
 }
 
 interface Refusal {
@@ -85,25 +86,6 @@ const sandboxMode = (ctx: PipelineContext) => ctx.config.mode === 'sandbox'
 function need<T>(product: T | undefined, stage: string, by: string): T {
   if (product === undefined) throw new Error(`the ${by} stage needs the ${stage} stage registered before it`)
   return product
-}
-
-/**
- * Headers of the interactive reference at /docs. Swagger UI runs only its own files (no inline
- * script) and "Try it out" calls this origin or the public URL's; nobody may frame it. Its one
- * inline style is the <style> of its SVG logo, allowed by hash (were it to change, only the
- * logo's colours would go).
- */
-const SWAGGER_LOGO_STYLE = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='"
-function docsHeaders(publicUrl: string): Readonly<Record<string, string>> {
-  return {
-    'content-security-policy':
-      `default-src 'self'; script-src 'self'; script-src-attr 'none'; style-src 'self' ${SWAGGER_LOGO_STYLE}; ` +
-      `img-src 'self' data:; font-src 'self' data:; connect-src 'self' ${new URL(publicUrl).origin}; object-src 'none'; ` +
-      "base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
-    'x-content-type-options': 'nosniff',
-    'referrer-policy': 'no-referrer',
-    'x-frame-options': 'DENY',
-  }
 }
 
 export const PIPELINE: readonly Stage[] = [
@@ -233,40 +215,15 @@ export const PIPELINE: readonly Stage[] = [
   {
     name: 'api-docs',
     runs: 'onRoute, every route (the OpenAPI document); /docs, its own onRequest',
-    does: 'Collects the OpenAPI document of every route declared after it (GET /v2/openapi.json serves it) and serves the interactive reference at /docs, with its headers.',
+    does: 'Collects the OpenAPI document of every route declared after it (GET /v2/openapi.json serves it) and serves the interactive reference at /docs (compressed, with its headers) and the error table at /docs/errors (src/web/docs-routes.ts).',
     refuses: [],
     why: 'Before every API route, which it documents; /docs is declared before the auth and request-log stages, which do not concern it.',
-    register: async (app, ctx) => {
-      await app.register(swagger, {
-        openapi: {
-          openapi: '3.1.0',
-          info: {
-            title: 'Plinth Platform API',
-            version: VERSION,
-            description:
-              'The server API of the app platform (`/v2`), its Horizon-style ledger and, in sandbox mode, the sandbox API. ' +
-              'Errors answer `{"error": code, "error_message": text}`; see docs/errors.md for every code.',
-          },
-          servers: [{ url: ctx.config.publicUrl }],
-          components: { securitySchemes: SECURITY_SCHEMES },
-        },
-      })
-      const docs = docsHeaders(ctx.config.publicUrl)
-      await app.register(swaggerUi, {
-        routePrefix: '/docs',
-        uiConfig: { docExpansion: 'list', deepLinking: true },
-        uiHooks: {
-          onRequest: async (_request, reply) => {
-            reply.headers(docs)
-          },
-        },
-      })
-    },
+    register: (app, ctx) => registerApiDocs(app, { publicUrl: ctx.config.publicUrl, mode: ctx.config.mode, version: VERSION }),
   },
   {
     name: 'auth',
     runs: "a route's own onRequest, on routes declared with config.auth (key, token, admin or session), before the body is read",
-    does: "Authenticates the server API key, the access token, the admin token or the session cookie, and sets request.principal; then checks the token's scope. Every token route must declare the scope it needs (the application does not start otherwise; its OpenAPI operation documents it).",
+    does: "Authenticates the server API key, the access token, the admin token or the session cookie, and sets request.principal; then checks the token's scope. Every token route must declare the scope it needs (the application does not start otherwise; its OpenAPI operation documents it). In sandbox mode a one-use replay grant (src/request-log/replay.ts) also stands for the key whose call the sandbox API replays.",
     refuses: [
       { status: 401, code: 'missing_authorization', when: 'a key or token route without a usable Authorization' },
       { status: 401, code: 'wrong_authorization_scheme', when: 'Key where Bearer is needed, or the reverse' },
@@ -282,9 +239,12 @@ export const PIPELINE: readonly Stage[] = [
       },
     ],
     why: "After the routing stage's CORS and the site check (their hooks were captured first); before the rate limit and the faults, which need the principal.",
-    register: (app, ctx) => {
+    register: (app, ctx, products) => {
       const { credentials, apps, identity, accounts } = ctx.services
       const cached = credentials.authenticator({ verifyApiKey: apps.verifyApiKey, verifyAccessToken: identity.verifyAccessToken })
+      // Sandbox mode: a request-log replay, injected by the sandbox API, authenticates as the key that made the call.
+      const grants = sandboxMode(ctx) ? replayGrants() : undefined
+      if (grants !== undefined) products.replayGrants = grants
       registerAuth(app, {
         adminToken: ctx.config.adminToken,
         verifySession: accounts?.verifySession,
@@ -292,7 +252,7 @@ export const PIPELINE: readonly Stage[] = [
           verifyAccessToken: cached.verifyAccessToken,
           // A key's last use is recorded (to the minute) whether the cache or the database answered.
           async verifyApiKey(key) {
-            const checked = await cached.verifyApiKey(key)
+            const checked = grants?.take(key) ?? (await cached.verifyApiKey(key))
             if (typeof checked === 'object') await apps.noteKeyUse(checked.keyId)
             return checked
           },

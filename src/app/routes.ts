@@ -14,10 +14,12 @@ import { faultsRoutes } from '../sandbox/faults/faults-routes.js'
 import { ledgerSandboxRoutes } from '../sandbox/ledger-routes.js'
 import { sandboxRoutes } from '../sandbox/sandbox-routes.js'
 import { sandboxPayments } from '../sandbox/views/payment-views-routes.js'
+import { sandboxTools } from '../sandbox/views/tools-routes.js'
 import { sandboxViews } from '../sandbox/views/views-routes.js'
 import { worldRoutes } from '../sandbox/world/world-routes.js'
 import { metricsRoutes } from '../system/metrics.js'
 import { systemRoutes } from '../system/system-routes.js'
+import { hubRoutes } from '../web/hub/hub-routes.js'
 import { productionPageRoutes, sandboxPageRoutes } from '../web/sandbox-page-routes.js'
 import { sdkRoutes } from '../web/sdk-routes.js'
 import type { AppDeps } from './app-deps.js'
@@ -142,7 +144,8 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
       notificationsSandboxRoutes(app, { notifications })
       sandboxViews(app, { db })
       sandboxPayments(app, { db, publicUrl, payments, requestLog })
-      requestLogRoutes(app, { db, requestLog })
+      sandboxTools(app, { db, publicUrl, payments, requestLog })
+      requestLogRoutes(app, { db, requestLog, replayGrants: ctx.products.replayGrants })
     },
   },
   {
@@ -154,6 +157,15 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
         approvalWindowSeconds: ctx.config.approvalWindowSeconds,
         adminTokenRequired: ctx.config.adminToken !== undefined,
       })
+    },
+  },
+  {
+    name: 'hub',
+    serves: '/: a browser gets the page linking the console, sandbox, docs and ledger (the demo app too); others a 404; sandbox mode',
+    when: (ctx) => ctx.config.mode === 'sandbox',
+    register: async (app, ctx) => {
+      const { world } = sandboxOf(ctx)
+      await app.register(hubRoutes, { demo: () => world.demo(), version: VERSION })
     },
   },
   {

@@ -2,10 +2,15 @@
 /**
  * The `plinth` command (docs/testing.md, "The CLI"). `plinth start` runs a platform in this
  * process; every other command talks to a running one over its sandbox API. Exit codes: 0 done,
- * 1 the platform refused (its error_message is printed), 2 usage, 3 no platform at --url.
+ * 1 the platform refused (its error_message is printed) or an unexpected error, 2 usage (also a
+ * port in use at start), 3 no platform at --url. Every error is one line on standard error; the
+ * stack of an unexpected one only with PLINTH_DEBUG=1.
  */
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { parseArgs } from 'node:util'
-import { createSandboxClient, SandboxError } from '../client/sandbox-client.js'
+import { createSandboxClient, type Fault, SandboxError } from '../client/sandbox-client.js'
+import { checkAmount, checkCount, checkSeedFile, FIXTURES, FixtureUsageError, type Made, seed, trigger } from './trigger.js'
 
 const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3 } as const
 
@@ -14,17 +19,29 @@ const HELP = `plinth <command> [options]
 Commands
   start [--port N] [--host H] [--data-dir D] [--database-url URL] [--mode sandbox|production]
         [--admin-token T] [--seed demo|empty]       run a platform in this process (Ctrl-C stops it)
-  apps create <name> [--app-url URL]                 create an app: prints its id, server API key and wallet
+  apps create <name> [--app-url URL]                 create an app: prints its id, server API key and wallet seed (shown once)
   apps list
   keys create --app <id>                             a new server API key (shown once)
   keys revoke --app <id> <key-id>
-  users create <username>
+  users create <username>                            a user: prints its wallet seed (shown once)
   login <username> --app <id> [--scopes username,payments]
                                                      sign a user in to an app: prints an access token
   clock show | clock advance <90s|30m|1h|2d> | clock reset
   fund <address> <amount>                            give test Pi to a wallet
-  reset [--empty]                                    the demo platform again (or an empty one)
-  snapshot save <name> | snapshot restore <name> | snapshot list
+  reset [--empty]                                    the demo platform again (prints the new demo key, shown once) or an empty one
+  snapshot save <name> [--force] | snapshot restore <name> | snapshot list | snapshot delete <name>
+                                                     an existing name is refused unless --force (then replaced)
+  snapshot export <name> --file F                    the snapshot as a JSON file
+  snapshot import --file F [--name N] [--force]      a file from snapshot export, saved as a snapshot
+  faults add --app <id> (--status 500|502|503|429 [--retry-after S] | --delay-ms N | --drop)
+        [--route "POST /v2/payments/{payment_id}/approve"] [--operation approvePayment] [--user-uid U]
+        [--when before|after] [--times N] [--probability P]
+                                                     make chosen /v2 calls of an app fail
+  faults list [--app <id>] | faults delete <fault-id> | faults clear [--app <id>]
+  trigger <fixture> [--app <id>] [--count N] [--user U] [--amount A] [--balance B] [--app-seed S]
+                                                     fixtures, made through the API: ${FIXTURES.join(', ')}
+                                                     (--app: default the demo app; --count: 1 to 1000)
+  seed <file.json> [--app <id>]                      users with balances, payments in given states, notifications
   logs tail --app <id>                               follow an app's request log (Ctrl-C stops)
   admin <command>                                    the operator's commands, on the database itself
                                                      (plinth admin --help)
@@ -35,7 +52,8 @@ Options
   --json               machine-readable output
   -h, --help
 
-Exit codes: 0 done, 1 the platform refused, 2 usage, 3 no platform at --url.`
+Exit codes: 0 done, 1 the platform refused, 2 usage, 3 no platform at --url.
+(1 also for an unexpected error, printed as one line; PLINTH_DEBUG=1 prints its stack.)`
 
 class UsageError extends Error {}
 
@@ -46,6 +64,98 @@ export function parseDuration(text: string): number {
   const match = DURATION.exec(text)
   if (match === null) throw new UsageError(`"${text}" is not a duration: write 90s, 30m, 1h or 2d`)
   return Math.round(Number(match[1]) * (UNIT_SECONDS[match[2] as string] ?? 1))
+}
+
+/** A file's text; a file that cannot be read is a usage error. */
+function readText(file: string): string {
+  try {
+    return readFileSync(file, 'utf8')
+  } catch (error) {
+    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
+  }
+}
+
+/** A balance may be 0 (an empty wallet). */
+function checkAmount0(text: string): string {
+  return /^0+(\.0{1,7})?$/.test(text) ? '0' : checkAmount(text, '--balance')
+}
+
+const integerOption = (values: Record<string, unknown>, name: string): number | undefined => {
+  const text = values[name]
+  if (typeof text !== 'string') return undefined
+  if (!/^\d+$/.test(text)) throw new UsageError(`--${name} takes a whole number, got "${text}"`)
+  return Number(text)
+}
+
+/** POST /sandbox/faults's body from the options: exactly one effect; the ranges are the platform's to check. */
+function faultBody(values: Record<string, unknown>, appId: string): Record<string, unknown> {
+  const status = integerOption(values, 'status')
+  const delayMs = integerOption(values, 'delay-ms')
+  const retryAfter = integerOption(values, 'retry-after')
+  const times = integerOption(values, 'times')
+  const effects = [status !== undefined, delayMs !== undefined, values.drop === true].filter(Boolean).length
+  if (effects !== 1) throw new UsageError('faults add takes one effect: --status 500|502|503|429, --delay-ms N or --drop')
+  if (retryAfter !== undefined && status === undefined) throw new UsageError('--retry-after goes with --status 429 or 503')
+  const when = values.when
+  if (when !== undefined && when !== 'before' && when !== 'after')
+    throw new UsageError(`--when takes before or after, got "${String(when)}"`)
+  let probability: number | undefined
+  if (typeof values.probability === 'string') {
+    probability = Number(values.probability)
+    if (values.probability.trim() === '' || !Number.isFinite(probability)) {
+      throw new UsageError(`--probability takes a number (0 < p <= 1), got "${values.probability}"`)
+    }
+  }
+  const match: Record<string, string> = {}
+  if (typeof values.route === 'string') match.route = values.route
+  if (typeof values.operation === 'string') match.operation_id = values.operation
+  if (typeof values['user-uid'] === 'string') match.user_uid = values['user-uid']
+  return {
+    app_id: appId,
+    ...(Object.keys(match).length === 0 ? {} : { match }),
+    effect:
+      status !== undefined
+        ? { status, ...(retryAfter === undefined ? {} : { retry_after_seconds: retryAfter }) }
+        : delayMs !== undefined
+          ? { delay_ms: delayMs }
+          : { drop: true },
+    ...(when === undefined ? {} : { when }),
+    ...(times === undefined ? {} : { times }),
+    ...(probability === undefined ? {} : { probability }),
+  }
+}
+
+/** One line a fault: every field the API answers, probability included. */
+function describeFault(f: Fault): string {
+  const match = [f.match.route, f.match.operation_id && `operation ${f.match.operation_id}`, f.match.user_uid && `user ${f.match.user_uid}`]
+    .filter(Boolean)
+    .join(', ')
+  const effect =
+    'status' in f.effect
+      ? `status ${f.effect.status}${f.effect.retry_after_seconds === undefined ? '' : ` (Retry-After ${f.effect.retry_after_seconds})`}`
+      : 'delay_ms' in f.effect
+        ? `delay ${f.effect.delay_ms} ms`
+        : 'drop'
+  return `${f.id}  app ${f.app_id}  ${match || 'every /v2 call'}  ${effect}  when ${f.when}  times_left ${f.times_left ?? 'unlimited'}  probability ${f.probability}`
+}
+
+/** What trigger and seed made: one line each (--json: the records, wallet seeds of new users included). */
+function showMade(result: { made: Made[]; note?: string }, json: boolean, out: (line: string) => void): void {
+  if (json) {
+    out(JSON.stringify(result))
+    return
+  }
+  for (const m of result.made) {
+    const parts = [m.fixture.padEnd(18)]
+    if (m.payment_id !== undefined) parts.push(`payment ${m.payment_id}`)
+    if (m.notification_id !== undefined) parts.push(`notification ${m.notification_id}`)
+    parts.push(`user ${m.username} (${m.user_id}${m.uid === undefined ? '' : `, uid ${m.uid}`})`)
+    if (m.txid !== undefined) parts.push(`txid ${m.txid}`)
+    if (m.balance !== undefined) parts.push(`balance ${m.balance}`)
+    out(parts.join('  '))
+  }
+  if (result.made.some((m) => m.wallet_seed !== undefined)) out('(--json has the wallet seed of each new user, shown once)')
+  if (result.note !== undefined) out(`note: ${result.note}`)
 }
 
 async function run(argv: string[], out: (line: string) => void): Promise<number> {
@@ -77,6 +187,24 @@ async function run(argv: string[], out: (line: string) => void): Promise<number>
       'database-url': { type: 'string' },
       mode: { type: 'string' },
       seed: { type: 'string' },
+      force: { type: 'boolean', default: false },
+      file: { type: 'string' },
+      name: { type: 'string' },
+      count: { type: 'string' },
+      user: { type: 'string' },
+      amount: { type: 'string' },
+      balance: { type: 'string' },
+      'app-seed': { type: 'string' },
+      status: { type: 'string' },
+      'retry-after': { type: 'string' },
+      'delay-ms': { type: 'string' },
+      drop: { type: 'boolean', default: false },
+      route: { type: 'string' },
+      operation: { type: 'string' },
+      'user-uid': { type: 'string' },
+      when: { type: 'string' },
+      times: { type: 'string' },
+      probability: { type: 'string' },
     },
   })
   if (values.help || positionals.length === 0) {
@@ -101,7 +229,7 @@ async function run(argv: string[], out: (line: string) => void): Promise<number>
         const created = await api.apps.create(need(rest[0], '<name>'), values['app-url'])
         show(
           created,
-          `app ${created.app_id} (${created.name})\n  server API key ${created.api_key}   (shown once)\n  wallet ${created.wallet.address}`,
+          `app ${created.app_id} (${created.name})\n  server API key ${created.api_key}   (shown once)\n  wallet ${created.wallet.address}\n  wallet seed ${created.wallet.seed}   (shown once)`,
         )
         return EXIT.ok
       }
@@ -127,7 +255,10 @@ async function run(argv: string[], out: (line: string) => void): Promise<number>
     case 'users':
       if (sub === 'create') {
         const user = await api.users.create(need(rest[0], '<username>'))
-        show(user, `user ${user.user_id} (${user.username})\n  wallet ${user.wallet.address}`)
+        show(
+          user,
+          `user ${user.user_id} (${user.username})\n  wallet ${user.wallet.address}\n  wallet seed ${user.wallet.seed}   (shown once)`,
+        )
         return EXIT.ok
       }
       break
@@ -160,7 +291,14 @@ async function run(argv: string[], out: (line: string) => void): Promise<number>
     }
     case 'reset': {
       const reset = await api.reset(values.empty ? 'empty' : 'demo')
-      show(reset, `reset (${reset.seed}) in ${reset.took_ms} ms`)
+      const demo = reset.demo
+      show(
+        reset,
+        `reset (${reset.seed}) in ${reset.took_ms} ms` +
+          (demo === undefined
+            ? ''
+            : `\n  demo app ${demo.app_id} (${demo.app_name})\n  server API key ${demo.api_key}   (shown once)\n  demo user ${demo.username}, user_id ${demo.user_id}`),
+      )
       return EXIT.ok
     }
     case 'snapshot':
@@ -170,7 +308,8 @@ async function run(argv: string[], out: (line: string) => void): Promise<number>
         return EXIT.ok
       }
       if (sub === 'save') {
-        const saved = await api.snapshots.save(need(rest[0], '<name>'), true)
+        // The API's own rule: a taken name is 409 snapshot_exists unless replaced on purpose.
+        const saved = await api.snapshots.save(need(rest[0], '<name>'), values.force)
         show(saved, `saved ${saved.name}`)
         return EXIT.ok
       }
@@ -179,7 +318,80 @@ async function run(argv: string[], out: (line: string) => void): Promise<number>
         show(restored, `restored ${restored.name} in ${restored.took_ms} ms`)
         return EXIT.ok
       }
+      if (sub === 'delete') {
+        const name = need(rest[0], '<name>')
+        await api.snapshots.delete(name)
+        show({ deleted: name }, `deleted ${name}`)
+        return EXIT.ok
+      }
+      if (sub === 'export') {
+        const name = need(rest[0], '<name>')
+        const file = need(values.file, '--file <path>')
+        const text = await api.snapshots.export(name)
+        writeFileSync(file, text)
+        show({ name, file, bytes: Buffer.byteLength(text) }, `exported ${name} to ${file} (${Buffer.byteLength(text)} bytes)`)
+        return EXIT.ok
+      }
+      if (sub === 'import') {
+        const file = need(values.file, '--file <path>')
+        const text = readText(file)
+        const imported = await api.snapshots.import(text, {
+          ...(values.name === undefined ? {} : { name: values.name }),
+          replace: values.force,
+        })
+        show(imported, `imported ${file} as ${imported.name}; plinth snapshot restore ${imported.name} puts the platform back to it`)
+        return EXIT.ok
+      }
       break
+    case 'faults':
+      if (sub === 'add') {
+        const created = await api.faults.add(faultBody(values, app()))
+        show(created, `fault ${describeFault(created)}`)
+        return EXIT.ok
+      }
+      if (sub === 'list') {
+        const { faults } = await api.faults.list(values.app)
+        show(faults, faults.map(describeFault).join('\n') || '(no faults)')
+        return EXIT.ok
+      }
+      if (sub === 'delete') {
+        const faultId = need(rest[0], '<fault-id>')
+        await api.faults.delete(faultId)
+        show({ deleted: faultId }, `deleted ${faultId}`)
+        return EXIT.ok
+      }
+      if (sub === 'clear') {
+        await api.faults.clear(values.app)
+        show({ cleared: values.app ?? 'all' }, values.app === undefined ? 'cleared every fault' : `cleared the faults of ${values.app}`)
+        return EXIT.ok
+      }
+      break
+    case 'trigger': {
+      const fixture = need(sub, `<fixture>: one of ${FIXTURES.join(', ')}`)
+      const result = await trigger(api, fixture, {
+        app: values.app,
+        appSeed: values['app-seed'],
+        count: checkCount(values.count),
+        user: values.user,
+        amount: checkAmount(values.amount ?? '1', '--amount'),
+        balance: values.balance === undefined ? '5000' : checkAmount0(values.balance),
+      })
+      showMade(result, values.json, out)
+      return EXIT.ok
+    }
+    case 'seed': {
+      const file = need(sub, '<file.json>')
+      let parsed: unknown
+      try {
+        parsed = JSON.parse(readText(file))
+      } catch (error) {
+        if (error instanceof UsageError) throw error
+        throw new UsageError(`${file} is not JSON: ${(error as Error).message}`)
+      }
+      const result = await seed(api, checkSeedFile(parsed), values.app)
+      showMade(result, values.json, out)
+      return EXIT.ok
+    }
     case 'logs':
       if (sub === 'tail') return tail(api, app(), values.json, out)
       break
@@ -214,7 +426,30 @@ async function tail(
   return EXIT.ok
 }
 
+/** Resolves when `port` on `host` can be listened on; a UsageError naming the port when it cannot. */
+async function checkPort(host: string, port: number): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const probe = createServer()
+    probe.once('error', (error: NodeJS.ErrnoException) => reject(portError(error, host, port)))
+    probe.listen(port, host, () => probe.close(() => resolve()))
+  })
+}
+
+function portError(error: NodeJS.ErrnoException, host: string, port: number): Error {
+  if (error.code === 'EADDRINUSE') return new UsageError(`port ${port} on ${host} is in use: stop what listens there, or pass --port`)
+  if (error.code === 'EACCES') return new UsageError(`port ${port} on ${host} is not allowed to this user: pass --port 1024 or above`)
+  if (error.code === 'EADDRNOTAVAIL') return new UsageError(`${host} is not an address of this machine: pass --host`)
+  return error
+}
+
 async function start(values: Record<string, string | boolean | undefined>, adminToken: string | undefined): Promise<number> {
+  // Checked before anything is opened or created: a usage error leaves nothing behind.
+  if (values.seed !== undefined && values.seed !== 'demo' && values.seed !== 'empty') {
+    throw new UsageError(`--seed takes demo or empty, got "${values.seed}"`)
+  }
+  if (typeof values.port === 'string' && !(/^\d{1,5}$/.test(values.port) && Number(values.port) <= 65535)) {
+    throw new UsageError(`--port takes 0 to 65535, got "${values.port}"`)
+  }
   const set = (name: string, value: string | boolean | undefined) => {
     if (typeof value === 'string') process.env[name] = value
   }
@@ -224,10 +459,28 @@ async function start(values: Record<string, string | boolean | undefined>, admin
   set('DATABASE_URL', values['database-url'])
   set('PLINTH_MODE', values.mode)
   set('PLINTH_ADMIN_TOKEN', adminToken)
-  const { loadConfig } = await import('../config.js')
+  const { loadConfig, ConfigError } = await import('../config.js')
+  let config: ReturnType<typeof loadConfig>
+  try {
+    config = loadConfig()
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(error.message)
+    throw error
+  }
+  if (config.port !== 0) await checkPort(config.host, config.port)
+  // A start that fails removes the data directory it created (an existing one is never touched).
+  const createdDir = config.databaseUrl === undefined && config.dataDir !== 'memory' && !existsSync(config.dataDir)
   const { startServer } = await import('../start.js')
-  const server = await startServer(loadConfig(), { seed: values.seed !== 'empty' })
-  process.stdout.write(`plinth: listening on ${loadConfig().publicUrl} (${server.databaseKind}), ready in ${server.readyMs} ms\n`)
+  const { banner } = await import('./banner.js')
+  let server: Awaited<ReturnType<typeof startServer>>
+  try {
+    server = await startServer(config, { seed: values.seed !== 'empty' })
+  } catch (error) {
+    if (createdDir) rmSync(config.dataDir, { recursive: true, force: true })
+    // Taken between the check and the listen.
+    throw portError(error as NodeJS.ErrnoException, config.host, config.port)
+  }
+  process.stdout.write(banner(config, server.databaseKind, server.demo, server.readyMs, process.stdout.isTTY === true))
   await new Promise<void>((resolve) => {
     const stop = () => {
       server.close().then(resolve, resolve)
@@ -241,23 +494,30 @@ async function start(values: Record<string, string | boolean | undefined>, admin
 run(process.argv.slice(2), (line) => process.stdout.write(`${line}\n`)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`plinth: ${(error as Error).message}\n(plinth --help lists the commands)\n`)
-      process.exit(EXIT.usage)
+    const fail = (code: number, line: string) => {
+      // One line, whatever the message (parseArgs writes some over three).
+      process.stderr.write(`plinth: ${line.replace(/\s*\n\s*/g, ' ')}\n`)
+      if (process.env.PLINTH_DEBUG === '1' && error instanceof Error && error.stack !== undefined) process.stderr.write(`${error.stack}\n`)
+      process.exit(code)
     }
-    if (error instanceof SandboxError) {
-      process.stderr.write(`plinth: ${error.message} (${error.code}, ${error.status})\n`)
-      process.exit(EXIT.refused)
+    if (
+      error instanceof UsageError ||
+      error instanceof FixtureUsageError ||
+      (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+    ) {
+      return fail(EXIT.usage, `${(error as Error).message} (plinth --help lists the commands)`)
     }
+    if (error instanceof SandboxError) return fail(EXIT.refused, `${error.message} (${error.code}, ${error.status})`)
     // fetch refuses with TypeError('fetch failed') and the socket's error as its cause.
     const cause = (error as { cause?: { code?: string; message?: string } }).cause
     if (error instanceof TypeError && cause !== undefined) {
-      process.stderr.write(
-        `plinth: no platform answers at that URL (${cause.code ?? cause.message}); start one with "plinth start" or pass --url\n`,
+      return fail(
+        EXIT.unreachable,
+        `no platform answers at that URL (${cause.code ?? cause.message}); start one with "plinth start" or pass --url`,
       )
-      process.exit(EXIT.unreachable)
     }
-    process.stderr.write(`plinth: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
-    process.exit(EXIT.refused)
+    // Anything else: one line; the stack only when asked for (PLINTH_DEBUG=1).
+    const message = error instanceof Error ? error.message : String(error)
+    return fail(EXIT.refused, message.split('\n', 1)[0] ?? message)
   },
 )

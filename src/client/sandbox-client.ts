@@ -37,7 +37,12 @@ export interface Snapshot {
 export interface Fault {
   id: string
   app_id: string
+  match: { route?: string; operation_id?: string; user_uid?: string }
+  effect: { status: number; retry_after_seconds?: number } | { delay_ms: number } | { drop: true }
+  when: 'before' | 'after'
   times_left: number | null
+  probability: number
+  created_at: string
 }
 export interface RequestLogEntry {
   id: string
@@ -60,28 +65,61 @@ export interface SandboxClientOptions {
 
 export function createSandboxClient(baseUrl: string, options: SandboxClientOptions = {}) {
   const base = baseUrl.replace(/\/+$/, '')
-  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  /**
+   * One call; the answer's text. `authorization` calls as an app (`Key …`) or a user (`Bearer …`)
+   * instead of with the admin token; a string body is sent as is (a form, a file already JSON).
+   */
+  async function callText(
+    method: string,
+    path: string,
+    body?: unknown,
+    extra: { authorization?: string; contentType?: string } = {},
+  ): Promise<string> {
     // Names the client: a body-less POST without it is refused (docs/security.md, "Requests from other sites").
     const headers: Record<string, string> = { 'x-plinth-client': options.clientName ?? 'sandbox-client' }
-    if (options.adminToken !== undefined) headers['x-admin-token'] = options.adminToken
-    if (body !== undefined) headers['content-type'] = 'application/json'
-    const response = await fetch(`${base}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })
+    if (extra.authorization !== undefined) headers.authorization = extra.authorization
+    else if (options.adminToken !== undefined) headers['x-admin-token'] = options.adminToken
+    if (body !== undefined) headers['content-type'] = extra.contentType ?? 'application/json'
+    const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body)
+    const response = await fetch(`${base}${path}`, { method, headers, ...(payload === undefined ? {} : { body: payload }) })
     const text = await response.text()
-    const parsed: unknown = text === '' ? undefined : JSON.parse(text)
     if (!response.ok) {
-      const error = (parsed ?? {}) as { error?: string; error_message?: string }
-      throw new SandboxError(
-        response.status,
-        error.error ?? 'http_error',
-        error.error_message ?? `${method} ${path} answered ${response.status}`,
-      )
+      let error: { error?: unknown; error_message?: unknown; title?: unknown; detail?: unknown } = {}
+      try {
+        error = (JSON.parse(text) ?? {}) as typeof error
+      } catch {
+        // Not JSON (a proxy's page): the status says it.
+      }
+      // The platform's shape, or notify's {"error": text}, or a Horizon problem (/ledger).
+      const code = typeof error.error_message === 'string' && typeof error.error === 'string' ? error.error : 'http_error'
+      const message =
+        typeof error.error_message === 'string'
+          ? error.error_message
+          : typeof error.detail === 'string'
+            ? error.detail
+            : typeof error.error === 'string'
+              ? error.error
+              : `${method} ${path} answered ${response.status}`
+      throw new SandboxError(response.status, code, message)
     }
-    return parsed as T
+    return text
+  }
+  async function call<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    extra?: { authorization?: string; contentType?: string },
+  ): Promise<T> {
+    const text = await callText(method, path, body, extra)
+    return (text === '' ? undefined : JSON.parse(text)) as T
   }
   const id = encodeURIComponent
 
   return {
     call,
+    callText,
+    /** The demo app and user (404 app_not_found when the platform has none). */
+    demo: () => call<{ app_id: string; app_name: string; user_id: string; username: string }>('GET', '/sandbox/demo'),
     apps: {
       create: (name: string, url?: string) => call<SandboxApp>('POST', '/sandbox/apps', url === undefined ? { name } : { name, url }),
       list: () => call<{ apps: { app_id: string; name: string; wallet_address: string }[] }>('GET', '/sandbox/apps'),
@@ -107,15 +145,31 @@ export function createSandboxClient(baseUrl: string, options: SandboxClientOptio
       fund: (address: string, amount: number | string) =>
         call<{ address: string; balance: string }>('POST', '/sandbox/ledger/fund', { address, amount: String(amount) }),
     },
-    reset: (seed: 'demo' | 'empty' = 'empty') => call<{ seed: string; took_ms: number }>('POST', '/sandbox/reset', { seed }),
+    reset: (seed: 'demo' | 'empty' = 'empty') =>
+      call<{
+        seed: string
+        took_ms: number
+        demo?: { app_id: string; app_name: string; api_key: string; user_id: string; username: string }
+      }>('POST', '/sandbox/reset', { seed }),
     snapshots: {
       list: () => call<{ snapshots: Snapshot[] }>('GET', '/sandbox/snapshots'),
       save: (name: string, replace = false) => call<Snapshot>('POST', '/sandbox/snapshots', replace ? { name, replace } : { name }),
       restore: (name: string) => call<{ name: string; took_ms: number }>('POST', `/sandbox/snapshots/${id(name)}/restore`),
       delete: (name: string) => call<undefined>('DELETE', `/sandbox/snapshots/${id(name)}`),
+      /** The snapshot file's JSON text, as the platform wrote it. */
+      export: (name: string) => callText('GET', `/sandbox/snapshots/${id(name)}/export`),
+      /** `file` is the JSON text of an export. */
+      import: (file: string, query: { name?: string; replace?: boolean } = {}) => {
+        const params = new URLSearchParams()
+        if (query.name !== undefined) params.set('name', query.name)
+        if (query.replace === true) params.set('replace', 'true')
+        const qs = params.toString()
+        return call<Snapshot & { bytes: number }>('POST', `/sandbox/snapshots/import${qs === '' ? '' : `?${qs}`}`, file)
+      },
     },
     faults: {
       add: (fault: Record<string, unknown>) => call<Fault>('POST', '/sandbox/faults', fault),
+      delete: (faultId: string) => call<undefined>('DELETE', `/sandbox/faults/${id(faultId)}`),
       list: (appId?: string) => call<{ faults: Fault[] }>('GET', `/sandbox/faults${appId === undefined ? '' : `?app_id=${id(appId)}`}`),
       clear: (appId?: string) => call<undefined>('DELETE', `/sandbox/faults${appId === undefined ? '' : `?app_id=${id(appId)}`}`),
     },

@@ -333,6 +333,11 @@ export interface RequestLogTable {
   request_body: string | null
   response_body: string | null
   fault: string | null
+  /** Migration 0018: the query string and the headers (JSON objects), redacted; the entry this call replayed. */
+  query: string | null
+  request_headers: string | null
+  response_headers: string | null
+  replay_of: ColumnType<number | null, never, number | null>
 }
 
 /** One move of a payment (migration 0011), written by the statement that makes it. */

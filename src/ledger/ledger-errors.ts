@@ -5,6 +5,7 @@ import { transactionResultXdr } from './stellar/result-xdr.js'
 /** Horizon's problem kinds that the ledger API answers with, and their titles and statuses. */
 const PROBLEMS = {
   bad_request: { title: 'Bad Request', status: 400 },
+  invalid_accounts_params: { title: 'Invalid Accounts Parameters', status: 400 },
   transaction_malformed: { title: 'Transaction Malformed', status: 400 },
   transaction_failed: { title: 'Transaction Failed', status: 400 },
   not_found: { title: 'Resource Missing', status: 404 },

@@ -1,6 +1,16 @@
 import { type Static, Type } from 'typebox'
 import type { PaymentRow } from './payments-repo.js'
 
+/** A payment's state as the views name it (PAYMENT_STATES in payment-advice.ts), for filters and counts. */
+export const PaymentStateSchema = Type.Union([
+  Type.Literal('created'),
+  Type.Literal('approved'),
+  Type.Literal('transaction_linked'),
+  Type.Literal('verified'),
+  Type.Literal('completed'),
+  Type.Literal('cancelled'),
+])
+
 export const PaymentDTOSchema = Type.Object(
   {
     identifier: Type.String(),

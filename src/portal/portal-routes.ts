@@ -8,7 +8,7 @@ import type { DB } from '../db/schema.js'
 import { sessionPrincipal } from '../http/auth.js'
 import { errorResponses } from '../http/errors.js'
 import { SESSION_SECURITY } from '../http/openapi.js'
-import { PaymentDTOSchema } from '../payments/payment-dto.js'
+import { PaymentDTOSchema, PaymentStateSchema } from '../payments/payment-dto.js'
 import type { MoveBy } from '../payments/payments-repo.js'
 import type { PaymentsService } from '../payments/payments-service.js'
 import type { RequestLog } from '../request-log/request-log.js'
@@ -55,14 +55,7 @@ const Params = Type.Object({ app_id: Id() })
 const KeyParams = Type.Object({ app_id: Id(), key_id: Id() })
 const MemberParams = Type.Object({ app_id: Id(), username: Type.String({ minLength: 1, maxLength: 64 }) })
 const PaymentParams = Type.Object({ app_id: Id(), payment_id: Id() })
-const StateSchema = Type.Union([
-  Type.Literal('created'),
-  Type.Literal('approved'),
-  Type.Literal('transaction_linked'),
-  Type.Literal('verified'),
-  Type.Literal('completed'),
-  Type.Literal('cancelled'),
-])
+const StateSchema = PaymentStateSchema
 const Key = Type.Object({
   key_id: Type.String(),
   name: Type.String(),

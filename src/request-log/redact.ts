@@ -1,6 +1,6 @@
 /**
- * What of a request the request log keeps: its path and its bodies, secrets redacted, then cut
- * to a bound. Pure; the buffer applies it when it flushes, off the request's path.
+ * What of a request the request log keeps: its path, query, headers and bodies, secrets redacted,
+ * then cut to a bound. Pure; the buffer applies it when it flushes, off the request's path.
  *
  * Two rules, wherever the text stands (the path, a request id, a JSON body at any depth and in
  * member names, a form body, raw text; percent-encoded, JSON-escaped or base64-wrapped):
@@ -122,7 +122,7 @@ function holdsSecret(value: string): boolean {
 }
 
 /**
- * The stored path: without the query (never stored), each segment that holds a secret replaced
+ * The stored path: without the query (stored apart: storedQuery), each segment that holds a secret replaced
  * whole (`/v2/payments/[redacted]/approve`), a standard-base64 secret's own `/` notwithstanding,
  * then at most MAX_PATH_CHARS.
  */
@@ -281,4 +281,51 @@ export function errorCodeOf(status: number, body: string | undefined): string | 
   if (status < 400 || body === undefined) return null
   const match = /"error"\s*:\s*"([a-z_]{1,64})"/.exec(body)
   return match?.[1] ?? null
+}
+
+/** At most this many headers of a request or an answer are kept, each value at most MAX_HEADER_CHARS. */
+export const MAX_HEADERS = 60
+export const MAX_HEADER_CHARS = 1000
+/** Headers whose whole value is a credential or a session, whatever its name says. */
+const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-admin-token'])
+
+/**
+ * The stored query string (without `?`): redacted as a form body is (a secret-named field loses
+ * its value, a secret-shaped run goes wherever it stands), then at most MAX_PATH_CHARS. Null
+ * when the URL has none.
+ */
+export function storedQuery(url: string): string | null {
+  const at = url.indexOf('?')
+  if (at < 0 || at === url.length - 1) return null
+  const query = url.slice(at + 1)
+  return wellFormed(redactString(query)).slice(0, MAX_PATH_CHARS)
+}
+
+/**
+ * The stored headers, names lower-cased, in the order given: the Authorization header keeps its
+ * scheme only (`Key [redacted]`), a cookie, the admin token and any secret-named header lose
+ * their whole value, every other value is redacted by shape; then at most MAX_HEADERS headers of
+ * at most MAX_HEADER_CHARS characters. A repeated header's values are joined with `, `.
+ */
+export function storedHeaders(headers: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {}
+  let kept = 0
+  for (const [rawName, rawValue] of Object.entries(headers)) {
+    if (kept >= MAX_HEADERS) break
+    if (rawValue === undefined || rawValue === null) continue
+    const name = wellFormed(rawName.toLowerCase()).slice(0, 200)
+    const value = Array.isArray(rawValue) ? rawValue.map(String).join(', ') : String(rawValue)
+    out[name] = wellFormed(storedHeaderValue(name, value)).slice(0, MAX_HEADER_CHARS)
+    kept++
+  }
+  return out
+}
+
+function storedHeaderValue(name: string, value: string): string {
+  if (name === 'authorization' || name === 'proxy-authorization') {
+    const scheme = /^([A-Za-z]{1,20}) /.exec(value)?.[1]
+    return scheme === undefined ? REDACTED : `${scheme} ${REDACTED}`
+  }
+  if (CREDENTIAL_HEADERS.has(name) || SECRET_NAME.test(name)) return REDACTED
+  return redactString(value)
 }

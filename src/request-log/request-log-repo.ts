@@ -20,6 +20,10 @@ export interface RequestLogInsert {
   request_body: string | null
   response_body: string | null
   fault: string | null
+  query: string | null
+  /** JSON objects of the redacted headers. */
+  request_headers: string | null
+  response_headers: string | null
 }
 
 export interface RequestLogFilter {
@@ -39,6 +43,30 @@ export interface RequestLogFilter {
 }
 
 export function requestLogRepo(db: Kysely<DB>) {
+  /** The app's entries that match the filter (all of them, unordered). */
+  const filtered = (filter: RequestLogFilter) => {
+    let query = db.selectFrom('request_log').selectAll().where('app_id', '=', filter.appId)
+    const { status } = filter
+    if (status !== undefined) {
+      query =
+        'exact' in status
+          ? query.where('status', '=', status.exact)
+          : query.where('status', '>=', status.class * 100).where('status', '<', status.class * 100 + 100)
+    }
+    if (filter.route !== undefined) {
+      const route = filter.route
+      query = query.where((eb) =>
+        eb.or([eb('route', '=', route), eb('operation_id', '=', route), eb(sql`left(path, ${route.length})`, '=', route)]),
+      )
+    }
+    if (filter.user !== undefined) {
+      const user = filter.user
+      query = query.where((eb) => eb.or([eb('user_uid', '=', user), eb('key_id', '=', user)]))
+    }
+    if (filter.error !== undefined) query = query.where('error_code', '=', filter.error)
+    return query
+  }
+
   return {
     /**
      * One statement for a whole batch, whatever its size: every column goes in as one array
@@ -49,44 +77,53 @@ export function requestLogRepo(db: Kysely<DB>) {
       const col = <K extends keyof RequestLogInsert>(key: K) => rows.map((row) => row[key])
       await sql`
         insert into request_log (app_id, at, method, path, route, operation_id, key_id, user_uid, status, error_code,
-                                 latency_ms, request_id, request_body, response_body, fault)
+                                 latency_ms, request_id, request_body, response_body, fault, query, request_headers,
+                                 response_headers)
         select * from unnest(
           ${col('app_id')}::text[], ${col('at').map((d) => d.toISOString())}::timestamptz[], ${col('method')}::text[],
           ${col('path')}::text[], ${col('route')}::text[], ${col('operation_id')}::text[], ${col('key_id')}::text[],
           ${col('user_uid')}::text[], ${col('status')}::int[], ${col('error_code')}::text[],
           ${col('latency_ms')}::numeric[], ${col('request_id')}::text[], ${col('request_body')}::text[],
-          ${col('response_body')}::text[], ${col('fault')}::text[])`.execute(db)
+          ${col('response_body')}::text[], ${col('fault')}::text[], ${col('query')}::text[], ${col('request_headers')}::text[],
+          ${col('response_headers')}::text[])`.execute(db)
     },
 
     async list(filter: RequestLogFilter): Promise<RequestLogRow[]> {
-      let query = db.selectFrom('request_log').selectAll().where('app_id', '=', filter.appId)
-      const { status } = filter
-      if (status !== undefined) {
-        query =
-          'exact' in status
-            ? query.where('status', '=', status.exact)
-            : query.where('status', '>=', status.class * 100).where('status', '<', status.class * 100 + 100)
-      }
-      if (filter.route !== undefined) {
-        const route = filter.route
-        query = query.where((eb) =>
-          eb.or([eb('route', '=', route), eb('operation_id', '=', route), eb(sql`left(path, ${route.length})`, '=', route)]),
-        )
-      }
-      if (filter.user !== undefined) {
-        const user = filter.user
-        query = query.where((eb) => eb.or([eb('user_uid', '=', user), eb('key_id', '=', user)]))
-      }
-      if (filter.error !== undefined) query = query.where('error_code', '=', filter.error)
+      const query = filtered(filter)
       if (filter.after !== undefined) {
         return query.where('id', '>', filter.after).orderBy('id', 'asc').limit(filter.limit).execute()
       }
-      if (filter.before !== undefined) query = query.where('id', '<', filter.before)
-      return query.orderBy('id', 'desc').limit(filter.limit).execute()
+      const older = filter.before === undefined ? query : query.where('id', '<', filter.before)
+      return older.orderBy('id', 'desc').limit(filter.limit).execute()
+    },
+
+    /** How many entries match the filter, on every page (the table keeps at most 10,000 an app). */
+    async count(filter: Omit<RequestLogFilter, 'limit' | 'before' | 'after'>): Promise<number> {
+      const row = await filtered({ ...filter, limit: 0 })
+        .clearSelect()
+        .select(sql<number>`count(*)::int`.as('n'))
+        .executeTakeFirstOrThrow()
+      return row.n
     },
 
     async find(appId: string, id: number): Promise<RequestLogRow | undefined> {
       return db.selectFrom('request_log').selectAll().where('app_id', '=', appId).where('id', '=', id).executeTakeFirst()
+    },
+
+    /** The newest entry of the app with this request id (a replay's own entry, once written). */
+    async findByRequestId(appId: string, requestId: string): Promise<RequestLogRow | undefined> {
+      return db
+        .selectFrom('request_log')
+        .selectAll()
+        .where('app_id', '=', appId)
+        .where('request_id', '=', requestId)
+        .orderBy('id', 'desc')
+        .limit(1)
+        .executeTakeFirst()
+    },
+
+    async markReplay(appId: string, id: number, replayOf: number): Promise<void> {
+      await db.updateTable('request_log').set({ replay_of: replayOf }).where('app_id', '=', appId).where('id', '=', id).execute()
     },
 
     /**

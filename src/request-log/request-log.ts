@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock/clock.js'
 import type { DB } from '../db/schema.js'
-import { captureBody, errorCodeOf, storedBody, storedPath, storedRequestId } from './redact.js'
+import { captureBody, errorCodeOf, storedBody, storedHeaders, storedPath, storedQuery, storedRequestId } from './redact.js'
 import { type RequestLogInsert, requestLogRepo } from './request-log-repo.js'
 
 declare module 'fastify' {
@@ -33,7 +33,9 @@ export const REQUEST_LOG_LIMITS = {
 
 /** What the hot path keeps of a call: the URL and bodies as received, redacted only when flushed. */
 interface Pending {
-  row: Omit<RequestLogInsert, 'request_body' | 'response_body' | 'error_code'>
+  row: Omit<RequestLogInsert, 'request_body' | 'response_body' | 'error_code' | 'query' | 'request_headers' | 'response_headers'>
+  requestHeaders: Record<string, unknown>
+  responseHeaders: Record<string, unknown>
   requestBody: { text: string | undefined; cut: boolean }
   responseBody: { text: string | undefined; cut: boolean }
 }
@@ -75,6 +77,9 @@ export function registerRequestLog(app: FastifyInstance, options: Options): Requ
     return {
       ...p.row,
       path: storedPath(p.row.path),
+      query: storedQuery(p.row.path),
+      request_headers: JSON.stringify(storedHeaders(p.requestHeaders)),
+      response_headers: JSON.stringify(storedHeaders(p.responseHeaders)),
       request_id: storedRequestId(p.row.request_id),
       request_body: storedBody(p.requestBody.text, p.requestBody.cut),
       response_body: response,
@@ -155,6 +160,9 @@ export function registerRequestLog(app: FastifyInstance, options: Options): Requ
         request_id: request.id,
         fault: request.injectedFault?.slice(0, 200) ?? null,
       },
+      // Both are copies taken now; redacted when the row is written.
+      requestHeaders: { ...request.headers },
+      responseHeaders: reply.getHeaders(),
       requestBody: captureBody(request.body),
       responseBody: (request as Captured)[RESPONSE_BODY] ?? { text: undefined, cut: false },
     }

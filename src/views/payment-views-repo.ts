@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely'
+import { type Kysely, type SelectQueryBuilder, sql } from 'kysely'
 import { type CursorPosition, containsPattern } from '../core/cursors.js'
 import type { DB } from '../db/schema.js'
 import type { PaymentState } from '../payments/payment-advice.js'
@@ -48,6 +48,29 @@ const MAX_EVENTS = 100
 /** A user has at most one open payment each way; this only bounds the read. */
 const MAX_OPEN_PAYMENTS = 10
 
+/** The app's payments that match the filter (of a query over `payments as p` joined to `users as u`). */
+function matching<Q extends SelectQueryBuilder<PaymentsJoin, 'p' | 'u', object>>(query: Q, appId: string, filter: PaymentFilter): Q {
+  const { q, state, direction } = filter
+  let out = query.where('p.app_id', '=', appId)
+  if (q !== undefined) {
+    const byPlatform = filter.usersBy !== 'app'
+    out = out.where((eb) =>
+      eb.or([
+        eb('p.identifier', '=', q),
+        eb('p.txid', '=', q),
+        eb('p.user_uid', '=', q),
+        eb(sql`lower(p.memo)`, 'like', containsPattern(q)),
+        ...(byPlatform ? [eb('p.user_id', '=', q), eb('u.username_key', '=', q.toLowerCase())] : []),
+      ]),
+    )
+  }
+  if (state !== undefined) out = out.where(stateWhere(state))
+  if (direction !== undefined) out = out.where('p.direction', '=', direction)
+  return out as Q
+}
+
+type PaymentsJoin = DB & { p: DB['payments']; u: DB['users'] }
+
 export function paymentViewsRepo(db: Kysely<DB>) {
   const selectPayments = () =>
     db
@@ -59,22 +82,7 @@ export function paymentViewsRepo(db: Kysely<DB>) {
   return {
     /** `limit + 1` of the app's matching payments older than `before`, newest first, each with its user's name and sort key. */
     listPayments(appId: string, filter: PaymentFilter, limit: number, before: CursorPosition | undefined) {
-      const { q, state, direction } = filter
-      let query = selectPayments().where('p.app_id', '=', appId)
-      if (q !== undefined) {
-        const byPlatform = filter.usersBy !== 'app'
-        query = query.where((eb) =>
-          eb.or([
-            eb('p.identifier', '=', q),
-            eb('p.txid', '=', q),
-            eb('p.user_uid', '=', q),
-            eb(sql`lower(p.memo)`, 'like', containsPattern(q)),
-            ...(byPlatform ? [eb('p.user_id', '=', q), eb('u.username_key', '=', q.toLowerCase())] : []),
-          ]),
-        )
-      }
-      if (state !== undefined) query = query.where(stateWhere(state))
-      if (direction !== undefined) query = query.where('p.direction', '=', direction)
+      let query = matching(selectPayments(), appId, filter)
       if (before !== undefined) {
         query = query.where(sql<boolean>`(${createdUs}, p.identifier) < (${before.n}::bigint, ${before.id ?? ''}::text)`)
       }
@@ -83,6 +91,13 @@ export function paymentViewsRepo(db: Kysely<DB>) {
         .orderBy('p.identifier', 'desc')
         .limit(limit + 1)
         .execute()
+    },
+
+    /** How many of the app's payments match, on every page. */
+    async countPayments(appId: string, filter: PaymentFilter): Promise<number> {
+      const base = db.selectFrom('payments as p').innerJoin('users as u', 'u.id', 'p.user_id').select(sql<number>`count(*)::int`.as('n'))
+      const row = await matching(base, appId, filter).executeTakeFirstOrThrow()
+      return row.n
     },
 
     findPayment(appId: string, paymentId: string) {

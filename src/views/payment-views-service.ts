@@ -34,6 +34,11 @@ export function paymentViewsServiceFactory(deps: {
       }))
     },
 
+    /** How many of the app's payments match the filter, on every page (read after `list`, which expires due approvals). */
+    count(appId: string, filter: PaymentFilter) {
+      return repo.countPayments(appId, filter)
+    },
+
     async detail(appId: string, paymentId: string) {
       await views.requireApp(appId)
       await payments.expireDueApprovals(appId)

@@ -43,6 +43,11 @@ export function viewsRepo(db: Kysely<DB>) {
         .execute()
     },
 
+    async countApps(): Promise<number> {
+      const row = await db.selectFrom('apps').select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow()
+      return row.n
+    },
+
     /** The app's newest `MAX_NESTED_ROWS` keys, oldest first. */
     async listAppKeys(appId: string) {
       const rows = await db

@@ -140,6 +140,7 @@ describe('developer console with realistic data', () => {
     await page.getByTestId('timeline-event').first().waitFor()
     assert.equal(await page.getByTestId('timeline-event').first().getAttribute('data-kind'), 'created')
     await page.getByTestId('advice').waitFor()
+    assert.match((await page.getByTestId('payment-flags').textContent()) ?? '', /^developer_approved: no · transaction_verified: no/)
     // The event links to its request in the log.
     await page.getByTestId('timeline-request').first().click()
     await page.getByTestId('request-status').getByText('201').waitFor()
@@ -188,6 +189,12 @@ describe('developer console with realistic data', () => {
     await page.goto(`${plinth.url}/console/#/users/${user.user_id}`)
     await page.getByRole('link', { name: 'Blocked?' }).click()
     await page.getByTestId('blocking-summary').getByText('blocks').waitFor()
+    // The page names the user: by name in its title and summary, by uid in the app, by user id.
+    await page.getByRole('heading', { name: `Why is ${user.username} blocked?` }).waitFor()
+    assert.match((await page.getByTestId('blocking-summary').textContent()) ?? '', new RegExp(`blocks ${user.username}’s user-to-app`))
+    assert.equal(await page.getByTestId('blocking-username').textContent(), user.username)
+    assert.equal(await page.getByTestId('blocking-uid').textContent(), auth.user.uid)
+    await page.getByText(user.user_id, { exact: true }).waitFor()
     const row = page.getByTestId('blocking-row')
     assert.match((await row.textContent()) ?? '', new RegExp(`/v2/payments/${stuck.identifier}/complete`))
     await screenshot(page, 'console-blocking')

@@ -197,6 +197,19 @@ describe('developer console in a browser', () => {
     const link = completed.getByRole('link', { name: `${submitted.transaction.txid.slice(0, 12)}…` })
     assert.equal(await link.getAttribute('href'), `http://plinth.test/ledger/transactions/${submitted.transaction.txid}`)
     await rows.filter({ hasText: 'Sticker pack' }).getByText('user cancelled').first().waitFor()
+    // One pill a payment, the state that holds; the five status flags are in its tooltip.
+    for (const row of await rows.all()) assert.equal(await row.locator('.badge').count(), 1)
+    assert.equal(await page.locator('.flag').count(), 0, 'no struck-through flags')
+    const pill = completed.getByTestId('payment-state-pill')
+    assert.equal(await pill.textContent(), 'completed')
+    assert.equal(
+      await pill.getAttribute('title'),
+      'developer_approved: yes\ntransaction_verified: yes\ndeveloper_completed: yes\ncancelled: no\nuser_cancelled: no',
+    )
+    assert.match(
+      (await rows.filter({ hasText: 'Sticker pack' }).getByTestId('payment-state-pill').getAttribute('title')) ?? '',
+      /user_cancelled: yes/,
+    )
     await page.getByTestId('notification-row').getByText('Your π mug shipped').waitFor()
 
     const adRow = page.getByTestId('ad-row')

@@ -143,7 +143,7 @@ describe('production: the platform page with the demo shop, in Chromium', () => 
     await page.locator('#wallet-button').click()
     const wallet = page.locator('#drawer')
     await wallet.getByTestId('wallet-balance').getByText('17.35999 π').waitFor()
-    await wallet.getByText('Demo Shop: Demo Shop: π mug').waitFor()
+    await wallet.getByText('Demo Shop: π mug').waitFor()
     await wallet.getByText('Issued by the platform').waitFor()
     await screenshot(page, 'production-wallet')
     await page.locator('#drawer-close').click()

@@ -109,7 +109,7 @@ describe('sandbox dialogs and diagnoses in Chromium', () => {
     await pay(plinth.platform.app, { seed: user.wallet.seed, to: app.wallet_address, amount: drain })
     await payButton.click()
     const status = dialog(page).locator('.status-line')
-    await status.getByText('The payment failed').waitFor()
+    await status.getByText('Pay failed').waitFor()
     const shown = await status.textContent()
     // Several polls later (poll_ms 150) the message is still there, not "approved… Pay signs…".
     await page.waitForTimeout(1200)

@@ -183,8 +183,10 @@ describe('the sandbox browser and the client SDK, in Chromium', () => {
     const after = await walletBalance(user.wallet.address)
     assert.ok(Number(before) - Number(after) >= 1.5)
     await page.locator('#wallet-button').click()
-    const link = page.locator(`#drawer a[href="/ledger/transactions/${txid}"]`)
+    // Named by its app and memo, linked to the console's page of the transaction (not the API's JSON).
+    const link = page.locator(`#drawer a[href="/console/#/ledger/transactions/${txid}"]`)
     await link.waitFor()
+    await page.locator('#drawer').getByText(`${fixture.name}: A sword`).waitFor()
     await screenshot(page, 'sandbox-wallet')
     const ledger = await page.request.get(`${plinth.url}/ledger/transactions/${txid}`)
     assert.equal((await ledger.json()).memo, id)

@@ -386,6 +386,8 @@ export function assertNotifyError(body: unknown, context: string): void {
 
 const PROBLEM_KINDS = new Set([
   'bad_request',
+  // GET /ledger/accounts without exactly one filter, as Horizon (docs/ledger.md).
+  'invalid_accounts_params',
   'transaction_malformed',
   'transaction_failed',
   'not_found',

@@ -94,6 +94,28 @@ describe(`plinth CLI (${TEST_DB})`, () => {
     assert.match(stdout, /200 {2}GET \/v2\/payments\/incomplete_server_payments {2}[\d.]+ ms/)
   })
 
+  it('prints the secrets shown once: apps create and users create the wallet seed, reset the new demo key', async () => {
+    const app = await cli('apps', 'create', 'Seeded Shop')
+    assert.equal(app.code, 0, app.stderr)
+    assert.match(app.stdout, /\n {2}server API key \S+ {3}\(shown once\)\n/)
+    assert.match(app.stdout, /\n {2}wallet seed S[A-Z2-7]{55} {3}\(shown once\)/)
+    const user = await cli('users', 'create', 'cli_seed_shown')
+    assert.equal(user.code, 0, user.stderr)
+    assert.match(user.stdout, /\n {2}wallet seed S[A-Z2-7]{55} {3}\(shown once\)/)
+    const json = JSON.parse((await cli('users', 'create', 'cli_seed_json', '--json')).stdout) as { wallet: { seed: string } }
+    assert.match(json.wallet.seed, /^S[A-Z2-7]{55}$/)
+
+    const reset = await cli('reset')
+    assert.equal(reset.code, 0, reset.stderr)
+    const key = /\n {2}server API key (\S+) {3}\(shown once\)/.exec(reset.stdout)?.[1]
+    assert.ok(key, reset.stdout)
+    assert.match(reset.stdout, /demo app app_\w+ \(Plinth Demo\)/)
+    const works = await fetch(`${plinth.url}/v2/payments/incomplete_server_payments`, { headers: { authorization: `Key ${key}` } })
+    assert.equal(works.status, 200, 'the printed key is the new demo app’s')
+    const resetJson = JSON.parse((await cli('reset', '--json')).stdout) as { demo: { api_key: string } }
+    assert.ok(resetJson.demo.api_key.length > 20)
+  })
+
   it('exits 1 with the platform’s message when refused, 2 on bad usage, 3 when no platform answers', async () => {
     const refused = await cli('snapshot', 'restore', 'never-saved')
     assert.equal(refused.code, 1)

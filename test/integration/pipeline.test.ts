@@ -46,6 +46,7 @@ describe('the request pipeline', () => {
         'ledger',
         'sandbox API',
         'sandbox page',
+        'hub',
         'platform page',
         'console',
       ],

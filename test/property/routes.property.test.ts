@@ -2,14 +2,12 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import fc from 'fast-check'
 import type { InjectOptions } from 'fastify'
-import { BODY_LIMIT } from '../../src/app.js'
-import { NOTIFY_BODY_LIMIT } from '../../src/notifications/notifications-routes.js'
 import { assertProperty, encodeSegment, FUZZ_SEED, fcParams, fuzzRuns, hostileString, StateWatch, triedSince } from '../helpers/fuzz.js'
 import { SANDBOX_CLIENT, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
 import { corpus } from '../helpers/route-fuzz/corpus.js'
 import { edgeCases } from '../helpers/route-fuzz/edges.js'
 import { type Fixture, seed } from '../helpers/route-fuzz/fixture.js'
-import { type RouteSpec, readRoutes, routeUrl } from '../helpers/route-fuzz/routes.js'
+import { bodyLimit, type RouteSpec, readRoutes, routeUrl } from '../helpers/route-fuzz/routes.js'
 import { exercise, fuzzRoutes, printRouteStats, type Runner } from '../helpers/route-fuzz/runner.js'
 
 /**
@@ -69,11 +67,7 @@ describe('every route under hostile input (property)', () => {
             true,
           )
           const size = body.payload === undefined ? 0 : Buffer.byteLength(body.payload)
-          if (
-            response !== undefined &&
-            route.body !== undefined &&
-            size > (route.path === '/v2/in_app_notifications/notify' ? NOTIFY_BODY_LIMIT : BODY_LIMIT)
-          ) {
+          if (response !== undefined && route.body !== undefined && size > bodyLimit(route)) {
             assert.equal(response.statusCode, 413, `${route.method} ${route.path}: a body over the limit`)
           }
         }

@@ -87,7 +87,7 @@ describe('payment dialog: the transition table', () => {
     assert.deepEqual([failed.name, failed.error], ['approved', 'The payment failed: no funds'])
     const polled = m.transition(failed, { type: 'update', payment: approved })
     assert.equal(polled.error, 'The payment failed: no funds')
-    assert.equal(m.view(polled, facts).text, 'The payment failed: no funds')
+    assert.equal(m.view(polled, facts).text, 'The payment failed: no funds Pay again to retry, or Cancel.')
     const again = m.transition(polled, { type: 'pay' })
     assert.deepEqual([again.name, again.error], ['submitting', undefined])
   })

@@ -47,7 +47,12 @@ function sdk(): { Pi: PiLike; asked: string[] } {
       reply({ type: 'result', id: message.id, result: answers[message.method ?? ''] ?? {} })
     },
   }
-  const window = { parent, addEventListener: (_type: string, listener: Listener) => listeners.push(listener) }
+  const window = {
+    parent,
+    addEventListener: (type: string, listener: Listener) => {
+      if (type === 'message') listeners.push(listener)
+    },
+  }
   const core = readFileSync(new URL('../../src/web/sdk/pi-sdk-core.js', import.meta.url), 'utf8')
   const createPi = new Function('window', `${core}\nreturn createPi`)(window) as (env: { scriptUrl: string }) => { Pi: PiLike }
   const { Pi } = createPi({ scriptUrl: `${HOST}/sdk/pi-sdk.js` })
@@ -67,6 +72,16 @@ describe('client SDK scopes', () => {
       })
     }
     assert.deepEqual(asked, ['authenticate'])
+  })
+
+  it('two authenticate calls in the same tick (React StrictMode) send one request and both resolve with its answer', async () => {
+    const { Pi, asked } = sdk()
+    const [first, second] = await Promise.all([Pi.authenticate(['username', ADS_SCOPE]), Pi.authenticate([ADS_SCOPE, 'username'])])
+    assert.deepEqual(first, second)
+    assert.deepEqual(asked, ['authenticate'])
+    // Other scopes wait their turn and get a request of their own.
+    await Promise.all([Pi.authenticate(['username']), Pi.authenticate(['username', 'wallet_address'])])
+    assert.deepEqual(asked, ['authenticate', 'authenticate', 'authenticate'])
   })
 
   it(`Pi.Ads reaches the page once ${ADS_SCOPE} was asked for`, async () => {

@@ -165,13 +165,24 @@ function buy(item) {
       await backend('POST', '/api/payments/cancel', { paymentId }).catch(() => {})
     },
     onError: async (error, payment) => {
+      // A failed Pay the dialog offers to retry (a 503, say): the payment is still open and the user
+      // decides; cancelling it would take the retry away. onCancel follows if they cancel.
+      if (error.retryable) {
+        say(`Pay failed: ${errorText(error)}. Try again in the payment dialog, or cancel it there.`, 'bad')
+        return
+      }
       say(`The payment failed: ${errorText(error)}. Nothing delivered.`, 'bad')
-      if (payment?.identifier) await backend('POST', '/api/payments/cancel', { paymentId: payment.identifier }).catch(() => {})
+      // Only what is still open, and once: the platform already cancelled an expired or cancelled payment.
+      const open = payment?.identifier && !payment.status.cancelled && !payment.status.user_cancelled && payment.transaction === null
+      if (open && once('cancel', payment.identifier)) {
+        await backend('POST', '/api/payments/cancel', { paymentId: payment.identifier }).catch(() => {})
+      }
     },
   }
   try {
     const started = window.Pi.createPayment(
-      { amount: item.price, memo: `Demo Shop: ${item.name}`, metadata: { item_id: item.id } },
+      // The wallet shows it as "<app's name>: <memo>" (Demo Shop: Sticker pack).
+      { amount: item.price, memo: item.name, metadata: { item_id: item.id } },
       callbacks,
     )
     // A payment that cannot be created also calls onError, which reports it.

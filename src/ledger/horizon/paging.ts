@@ -25,10 +25,16 @@ export const pageOf = (query: PageQueryType): PageQuery => ({ order: query.order
 export const Collection = <T extends TSchema>(record: T) =>
   Type.Object({ _links: Links('self', 'next', 'prev'), _embedded: Type.Object({ records: Type.Array(record) }) })
 
-/** Horizon's collection envelope, with next/prev links that carry the paging tokens. */
-export function collectionEnvelope<T extends { paging_token: string }>(base: string, path: string, query: PageQuery, records: T[]) {
+/** Horizon's collection envelope, with next/prev links that carry the paging tokens (and `filter`, a list's query: ?signer=…). */
+export function collectionEnvelope<T extends { paging_token: string }>(
+  base: string,
+  path: string,
+  query: PageQuery,
+  records: T[],
+  filter: Record<string, string> = {},
+) {
   const href = (cursor: string | undefined, order: 'asc' | 'desc') =>
-    `${base}${path}?${new URLSearchParams({ ...(cursor === undefined ? {} : { cursor }), limit: String(query.limit), order }).toString()}`
+    `${base}${path}?${new URLSearchParams({ ...(cursor === undefined ? {} : { cursor }), limit: String(query.limit), order, ...filter }).toString()}`
   const reverse = query.order === 'asc' ? 'desc' : 'asc'
   return {
     _links: {

@@ -71,7 +71,7 @@ export function rootRoutes(ctx: HorizonContext): void {
         _links: {
           self: links.link(''),
           account: links.templated('/accounts/{account_id}'),
-          accounts: links.templated('/accounts/{account_id}'),
+          accounts: links.templated('/accounts{?signer,sponsor,asset,liquidity_pool,cursor,limit,order}'),
           account_transactions: links.templated('/accounts/{account_id}/transactions{?cursor,limit,order}'),
           effects: links.collection('/effects'),
           fee_stats: links.link('/fee_stats'),

@@ -7,7 +7,7 @@ import { AppParams, Cursor, Id, PageLimit, SearchText } from '../../core/schemas
 import type { DB } from '../../db/schema.js'
 import { errorResponses } from '../../http/errors.js'
 import { ADMIN_SECURITY } from '../../http/openapi.js'
-import { PaymentDTOSchema } from '../../payments/payment-dto.js'
+import { PaymentDTOSchema, PaymentStateSchema } from '../../payments/payment-dto.js'
 import type { MoveBy } from '../../payments/payments-repo.js'
 import type { PaymentsService } from '../../payments/payments-service.js'
 import { paymentViewsRepo } from '../../views/payment-views-repo.js'
@@ -22,14 +22,7 @@ import { viewsServiceFactory } from '../../views/views-service.js'
  */
 const PaymentParams = Type.Object({ ...AppParams().properties, payment_id: Id() })
 const StringOrNull = Type.Union([Type.String(), Type.Null()])
-const StateSchema = Type.Union([
-  Type.Literal('created'),
-  Type.Literal('approved'),
-  Type.Literal('transaction_linked'),
-  Type.Literal('verified'),
-  Type.Literal('completed'),
-  Type.Literal('cancelled'),
-])
+const StateSchema = PaymentStateSchema
 const ListedPayment = Type.Object({
   ...PaymentDTOSchema.properties,
   user_id: Type.String(),
@@ -94,7 +87,11 @@ export function sandboxPayments(
           limit: Type.Optional(PageLimit()),
         }),
         response: {
-          200: Type.Object({ payments: Type.Array(ListedPayment), next_cursor: StringOrNull }),
+          200: Type.Object({
+            payments: Type.Array(ListedPayment),
+            next_cursor: StringOrNull,
+            total: Type.Integer({ description: 'How many payments match, on every page' }),
+          }),
           ...errorResponses(401, 404),
         },
       },
@@ -105,8 +102,9 @@ export function sandboxPayments(
       const limit = request.query.limit ?? 50
       const cursor = request.query.before === undefined ? undefined : decodeCursor('before', request.query.before, 'payments', appId)
       const rows = await service.list(appId, { q, state, direction }, limit, cursor)
+      const total = await service.count(appId, { q, state, direction })
       const listed = page(rows, limit, (last) => encodeCursor('payments', appId, last.position))
-      return { payments: listed.rows.map((row) => row.payment), next_cursor: listed.next }
+      return { payments: listed.rows.map((row) => row.payment), next_cursor: listed.next, total }
     },
   )
 

@@ -50,7 +50,11 @@ export function sandboxViews(
         summary: 'List apps, newest first; before=<next_cursor> pages back',
         querystring: Type.Object({ ...Limit.properties, before: Type.Optional(Cursor()) }),
         response: {
-          200: Type.Object({ apps: Type.Array(AppView), next_cursor: Type.Union([Type.String(), Type.Null()]) }),
+          200: Type.Object({
+            apps: Type.Array(AppView),
+            next_cursor: Type.Union([Type.String(), Type.Null()]),
+            total: Type.Integer({ description: 'How many apps there are' }),
+          }),
           ...errorResponses(401),
         },
       },
@@ -58,9 +62,9 @@ export function sandboxViews(
     async (request) => {
       const limit = request.query.limit ?? 50
       const cursor = request.query.before === undefined ? undefined : decodeCursor('before', request.query.before, 'apps', '')
-      const rows = await repo.listApps(limit, cursor)
+      const [rows, total] = await Promise.all([repo.listApps(limit, cursor), repo.countApps()])
       const listed = page(rows, limit, (last) => encodeCursor('apps', '', { n: Number(last.created_us), id: last.id }))
-      return { apps: listed.rows.map(appView), next_cursor: listed.next }
+      return { apps: listed.rows.map(appView), next_cursor: listed.next, total }
     },
   )
 

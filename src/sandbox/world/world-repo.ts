@@ -229,6 +229,51 @@ export function worldRepo(trx: Kysely<DB>) {
         where s.snapshot = ${name} and s.table_name = ${table}`.execute(trx)
     },
 
+    /** The newest migration applied: a snapshot file restores only into the schema it was taken from. */
+    async schemaVersion(): Promise<string> {
+      const { rows } = await sql<{ name: string | null }>`select max(name) as name from kysely_migration`.execute(trx)
+      return rows[0]?.name ?? ''
+    },
+
+    /** A saved snapshot's rows, one JSON array (as text) per table that has rows. */
+    async exportRows(name: string): Promise<Array<{ table_name: string; rows: string }>> {
+      const { rows } = await sql<{ table_name: string; rows: string }>`
+        select table_name, json_agg(data)::text as rows from sandbox_snapshot_rows
+        where snapshot = ${name} group by table_name order by table_name`.execute(trx)
+      return rows
+    },
+
+    /** An imported table's rows (a JSON array, as text) under the snapshot's name, in one statement. */
+    async importRows(name: string, table: string, rowsJson: string): Promise<void> {
+      await sql`
+        insert into sandbox_snapshot_rows (snapshot, table_name, data)
+        select ${name}, ${table}, value from jsonb_array_elements(${rowsJson}::jsonb)`.execute(trx)
+    },
+
+    /**
+     * Reads every imported row of `table` as a row of the table: a value the column's type cannot
+     * take (a word for a number, a bad date) fails here, at import, instead of at a restore.
+     */
+    async checkRows(name: string, table: string): Promise<void> {
+      await sql`
+        select count(r.*) from sandbox_snapshot_rows s
+        cross join lateral jsonb_populate_record(null::${sql.table(table)}, s.data) r
+        where s.snapshot = ${name} and s.table_name = ${table}`.execute(trx)
+    },
+
+    async insertImportedSnapshot(name: string, offsetMs: number, createdAt: Date): Promise<void> {
+      await trx
+        .insertInto('sandbox_snapshots')
+        .values({ name, created_at: createdAt, clock_offset_ms: offsetMs, sequences: JSON.stringify({}), bytes: 0 })
+        .execute()
+    },
+
+    /** The demo app and user as the first start (or a demo reset) recorded them; undefined after an empty reset. */
+    async demo(): Promise<string | undefined> {
+      const row = await trx.selectFrom('platform_meta').select('value').where('key', '=', 'demo').executeTakeFirst()
+      return row?.value === '' ? undefined : row?.value
+    },
+
     async listSnapshots() {
       return trx.selectFrom('sandbox_snapshots').select(['name', 'created_at', 'bytes']).orderBy('created_at').orderBy('name').execute()
     },

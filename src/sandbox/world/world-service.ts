@@ -27,6 +27,37 @@ import { type Catalog, readCatalog, type SequenceValue, worldRepo } from './worl
 export type Seed = 'demo' | 'empty'
 
 export const MAX_SNAPSHOTS = 20
+/** The format number of a snapshot file (GET /sandbox/snapshots/{name}/export). */
+export const SNAPSHOT_FILE_FORMAT = 1
+
+/** A snapshot file as POST /sandbox/snapshots/import reads it (the route has checked its shape). */
+export interface SnapshotFile {
+  plinth_snapshot: number
+  schema_version: string
+  created_at: string
+  clock_offset_ms: number
+  sequences: Record<string, SequenceValue>
+  tables: Record<string, unknown[]>
+}
+/** An escape JSON.stringify writes (one not preceded by an escaped backslash): a NUL, and an unpaired surrogate, which has no UTF-8 form. */
+const NUL_ESCAPE = /(?<!\\)(?:\\\\)*\\u0000/
+const UNPAIRED_SURROGATE_ESCAPE = /(?<!\\)(?:\\\\)*\\u[dD][89a-fA-F][0-9a-fA-F]{2}/
+
+/**
+ * A table's imported rows as JSON text, or why jsonb cannot hold them: a NUL character, an
+ * unpaired surrogate, or nesting deeper than JSON.stringify's stack (each was a 500 at import).
+ */
+function rowsText(rows: unknown[]): { text: string } | { refusal: string } {
+  let text: string
+  try {
+    text = JSON.stringify(rows)
+  } catch {
+    return { refusal: 'a value is nested too deeply' }
+  }
+  if (NUL_ESCAPE.test(text)) return { refusal: 'text must not contain NUL characters' }
+  if (UNPAIRED_SURROGATE_ESCAPE.test(text)) return { refusal: 'text must be valid Unicode (no unpaired surrogates)' }
+  return { text }
+}
 const LOCK_WAIT_MS = 200
 const MAX_ATTEMPTS = 30
 
@@ -84,6 +115,22 @@ export function worldServiceFactory(deps: WorldDeps) {
     }
   }
 
+  async function restore(name: string): Promise<void> {
+    await replaceWorld(async (trx, known) => {
+      const repo = worldRepo(trx)
+      const snapshot = await repo.findSnapshot(name)
+      if (snapshot === undefined) throw new ApiError('snapshot_not_found', `No snapshot named ${name}.`)
+      await repo.truncate(known.cleared)
+      for (const table of known.saved) await repo.restoreRows(name, table)
+      const saved = snapshot.sequences as Record<string, SequenceValue | undefined>
+      for (const sequence of known.sequences) {
+        const value = saved[sequence.name]
+        await repo.restartSequence(sequence.name, value === undefined ? 1 : value.called ? value.last + 1 : value.last)
+      }
+      await repo.setClock(Number(snapshot.clock_offset_ms))
+    })
+  }
+
   return {
     async reset(seed: Seed): Promise<ResetResult> {
       return replaceWorld(async (trx, known) => {
@@ -120,19 +167,99 @@ export function worldServiceFactory(deps: WorldDeps) {
     },
 
     async restoreSnapshot(name: string): Promise<void> {
-      await replaceWorld(async (trx, known) => {
-        const repo = worldRepo(trx)
-        const snapshot = await repo.findSnapshot(name)
-        if (snapshot === undefined) throw new ApiError('snapshot_not_found', `No snapshot named ${name}.`)
-        await repo.truncate(known.cleared)
-        for (const table of known.saved) await repo.restoreRows(name, table)
-        const saved = snapshot.sequences as Record<string, SequenceValue | undefined>
-        for (const sequence of known.sequences) {
-          const value = saved[sequence.name]
-          await repo.restartSequence(sequence.name, value === undefined ? 1 : value.called ? value.last + 1 : value.last)
+      try {
+        await restore(name)
+      } catch (error) {
+        // Only an imported file can hold rows the tables refuse (a missing required value, a
+        // dangling reference): the restore rolled back, nothing changed.
+        const state = String((error as { code?: unknown }).code ?? '')
+        if (state.startsWith('22') || state.startsWith('23')) {
+          throw new ApiError('invalid_snapshot', `The snapshot ${name} cannot be restored: ${(error as Error).message}. Nothing changed.`)
         }
-        await repo.setClock(Number(snapshot.clock_offset_ms))
+        throw error
+      }
+    },
+
+    /** The whole snapshot as one JSON text (the route sends it as is: no copy of every row as objects). */
+    async exportSnapshot(name: string): Promise<string> {
+      return db
+        .transaction()
+        .setIsolationLevel('repeatable read')
+        .execute(async (trx) => {
+          const repo = worldRepo(trx)
+          const snapshot = await repo.findSnapshot(name)
+          if (snapshot === undefined) throw new ApiError('snapshot_not_found', `No snapshot named ${name}.`)
+          const head = {
+            plinth_snapshot: SNAPSHOT_FILE_FORMAT,
+            name,
+            schema_version: await repo.schemaVersion(),
+            created_at: snapshot.created_at.toISOString(),
+            clock_offset_ms: Number(snapshot.clock_offset_ms),
+            sequences: snapshot.sequences,
+          }
+          const tables = (await repo.exportRows(name)).map((t) => `${JSON.stringify(t.table_name)}:${t.rows}`)
+          return `${JSON.stringify(head).slice(0, -1)},"tables":{${tables.join(',')}}}`
+        })
+    },
+
+    /** A snapshot file saved under `name`: checked against this platform's tables and column types first. */
+    async importSnapshot(name: string, file: SnapshotFile, replace: boolean): Promise<{ name: string; createdAt: Date; bytes: number }> {
+      const known = await tables()
+      const invalid = (message: string) => new ApiError('invalid_snapshot', message)
+      if (file.plinth_snapshot !== SNAPSHOT_FILE_FORMAT) {
+        throw invalid(`plinth_snapshot must be ${SNAPSHOT_FILE_FORMAT} (the format this platform writes), got ${file.plinth_snapshot}.`)
+      }
+      const saved = new Set(known.saved)
+      const unknown = Object.keys(file.tables).filter((table) => !saved.has(table))
+      if (unknown.length > 0) throw invalid(`tables: this platform saves no table ${unknown.slice(0, 5).join(', ')}.`)
+      const unknownSequences = Object.keys(file.sequences).filter((s) => !known.sequences.some((k) => k.name === s))
+      if (unknownSequences.length > 0) throw invalid(`sequences: this platform has no sequence ${unknownSequences.slice(0, 5).join(', ')}.`)
+      // Every table's rows as text jsonb can hold, checked before the database is touched.
+      const texts = new Map<string, string>()
+      for (const table of known.saved) {
+        const rows = file.tables[table]
+        if (rows === undefined || rows.length === 0) continue
+        const json = rowsText(rows)
+        if ('refusal' in json) throw invalid(`tables.${table}: ${json.refusal}.`)
+        texts.set(table, json.text)
+      }
+      return db.transaction().execute(async (trx) => {
+        const repo = worldRepo(trx)
+        const version = await repo.schemaVersion()
+        if (file.schema_version !== version) {
+          throw invalid(
+            `The file was exported from schema ${file.schema_version}, this platform is at ${version}: export it again from a platform at this version.`,
+          )
+        }
+        await repo.lockSnapshots()
+        if (await repo.deleteSnapshot(name)) {
+          if (!replace) throw new ApiError('snapshot_exists', `A snapshot named ${name} exists; send replace=true to replace it.`)
+        } else if ((await repo.countSnapshots()) >= MAX_SNAPSHOTS) {
+          throw new ApiError('too_many_snapshots', `At most ${MAX_SNAPSHOTS} snapshots are kept; delete one first.`)
+        }
+        const createdAt = new Date(file.created_at)
+        await repo.insertImportedSnapshot(name, file.clock_offset_ms, Number.isNaN(createdAt.getTime()) ? new Date() : createdAt)
+        for (const [table, text] of texts) {
+          try {
+            await repo.importRows(name, table, text)
+            await repo.checkRows(name, table)
+          } catch (error) {
+            // A value jsonb or the column cannot take (22…), or nesting past PostgreSQL's stack (54001): the file's fault.
+            const state = String((error as { code?: unknown }).code ?? '')
+            if (!state.startsWith('22') && !state.startsWith('54')) throw error
+            throw invalid(`tables.${table}: ${(error as Error).message}.`)
+          }
+        }
+        const bytes = await repo.finishSnapshot(name, file.sequences)
+        return { name, createdAt, bytes }
       })
+    },
+    /** The demo app and user, without its key (shown once), or undefined when the platform has none. */
+    async demo(): Promise<Omit<DemoInfo, 'apiKey'> | undefined> {
+      const value = await worldRepo(db).demo()
+      if (value === undefined) return undefined
+      const { appId, appName, userId, username } = JSON.parse(value) as DemoInfo
+      return { appId, appName, userId, username }
     },
 
     async listSnapshots(): Promise<Array<{ name: string; createdAt: Date; bytes: number }>> {

@@ -40,32 +40,92 @@ let modalOpen = false
 export const isModalOpen = () => modalOpen
 
 /**
- * Opens a dialog; `render(close)` returns its content. `onDismiss` runs when it is closed
- * by Escape. Returns `close`.
+ * What the rest of the page is while a dialog is open: inert (no focus, no clicks). The app's frame
+ * is left out: inert would drop the focus inside it, which goes back to the app's own button on
+ * close; the overlay covers it and Tab stays in the dialog anyway.
+ */
+const BEHIND_DIALOG = '.skip-link, .topbar, #drawer, #main > section:not(#browser-view), #browser-view .appbar, #sdk-status'
+const setInert = (inert) => {
+  for (const element of document.querySelectorAll(BEHIND_DIALOG)) element.inert = inert
+}
+
+/** Whether focus may go back to `element`: still in the page, shown, not disabled. */
+const focusable = (element) =>
+  element instanceof HTMLElement &&
+  element !== document.body &&
+  element.isConnected &&
+  !element.disabled &&
+  element.getClientRects().length > 0
+
+/**
+ * Where focus goes when the element that had it is gone: the app's frame when an app is open,
+ * else the heading of the view shown (never <body>).
+ */
+export function focusFallback() {
+  const frame = document.getElementById('app-frame')
+  if (frame !== null && focusable(frame)) return frame.focus()
+  const heading = document.querySelector('#main > section:not([hidden]) h1')
+  if (heading !== null) {
+    heading.setAttribute('tabindex', '-1')
+    heading.focus()
+  } else document.getElementById('main')?.focus()
+}
+
+/** After a view changed: focus that was on something now gone or hidden goes to focusFallback, never stays on <body>. */
+export function refocus() {
+  if (!focusable(document.activeElement)) focusFallback()
+}
+
+/**
+ * Opens a modal dialog (WAI-ARIA's dialog pattern); `render(close)` returns its content. It takes
+ * the focus (its first enabled button, or the dialog itself), keeps Tab inside, makes the page
+ * behind it inert, and runs `onDismiss` on Escape. `close` gives the focus back to the element
+ * that had it (the app's frame when the app asked), or to focusFallback. Returns `close`.
  */
 export function openModal({ label, className = '', render, onDismiss }) {
   const layer = byId('modal-layer')
   const titleId = `modal-title-${Math.random().toString(36).slice(2)}`
+  const opener = document.activeElement
   let closed = false
   const close = () => {
     if (closed) return
     closed = true
     modalOpen = false
     document.removeEventListener('keydown', onKey)
+    const hadFocus = dialog.contains(document.activeElement)
     layer.replaceChildren()
     layer.hidden = true
+    setInert(false)
+    // Only when the dialog still had it: a click elsewhere after closing keeps its own focus.
+    if (hadFocus || document.activeElement === document.body || document.activeElement === null) {
+      if (focusable(opener)) opener.focus()
+      else focusFallback()
+    }
   }
   const onKey = (event) => {
-    if (event.key === 'Escape' && onDismiss !== undefined) onDismiss()
+    if (event.key === 'Escape' && onDismiss !== undefined) {
+      event.preventDefault()
+      onDismiss()
+    }
     if (event.key === 'Tab') keepFocusIn(dialog, event)
   }
-  const dialog = h('div', { class: `modal ${className}`, role: 'dialog', 'aria-modal': 'true', 'aria-labelledby': titleId })
+  const dialog = h('div', {
+    class: `modal ${className}`,
+    role: 'dialog',
+    'aria-modal': 'true',
+    'aria-labelledby': titleId,
+    tabindex: '-1',
+  })
   dialog.append(h('h2', { id: titleId }, label), ...[render(close)].flat())
   layer.replaceChildren(dialog)
   layer.hidden = false
   modalOpen = true
   document.addEventListener('keydown', onKey)
-  dialog.querySelector('button.primary, button')?.focus()
+  // The dialog's main action when it can act, else its first usable button, else the dialog itself.
+  const usable = ':not([disabled]):not([hidden])'
+  const first = dialog.querySelector(`button.primary${usable}`) ?? dialog.querySelector(`button${usable}`)
+  ;(first ?? dialog).focus()
+  setInert(true)
   return close
 }
 

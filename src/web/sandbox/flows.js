@@ -70,7 +70,17 @@ export function createFlows(ctx) {
       })
     })
 
-  async function authenticate(params, reply) {
+  // One authenticate at a time: a second request (an SDK without its own sharing, another scope
+  // set) waits for the first's dialog instead of replacing it, and finds its scopes granted.
+  let authenticating = Promise.resolve()
+  function authenticate(params, reply) {
+    const run = authenticating.then(() => authenticateOne(params, reply))
+    authenticating = run.catch(() => {})
+    return run
+  }
+
+  async function authenticateOne(params, reply) {
+    if (!reply.active()) return
     const scopes = params.scopes
     if (!Array.isArray(scopes) || scopes.length > 16 || !scopes.every((s) => typeof s === 'string')) {
       return reply.error('invalid_arguments', 'scopes must be an array of scope names.')

@@ -15,7 +15,7 @@
 import { createAccountPanel } from './account-panel.js'
 import { account, adminToken, call, sandbox, setAdminToken } from './api.js'
 import { createBridge } from './bridge.js'
-import { byId, h, show, showError, toast } from './dom.js'
+import { byId, h, refocus, show, showError, toast } from './dom.js'
 import { createFlows } from './flows.js'
 import { createOperatorConsole } from './operator-panel.js'
 import { createDrawer, createNotificationCentre, createWallet, nativeBalance } from './panels.js'
@@ -133,6 +133,7 @@ async function showSignIn() {
     list.replaceChildren()
     failIn(byId('signin-error'))(error)
   }
+  refocus()
 }
 
 byId('user-search-form').addEventListener('submit', (event) => {
@@ -185,6 +186,8 @@ function leave() {
   drawer.close()
   state.user = undefined
   state.tokens.clear()
+  // Stops following the wallet's ledger stream.
+  wallet.refresh()
   for (const id of ['user-chip', 'wallet-button', 'bell']) show(byId(id), false)
   // Nothing of the portal or the console stays in the page (a key shown once included).
   showTabs([])
@@ -391,6 +394,8 @@ async function showPicker() {
     list.replaceChildren()
     failIn(byId('picker-error'))(error)
   }
+  // The Sign in or Close button that had the focus is gone with its view: the focus goes to this one.
+  refocus()
 }
 
 byId('open-form').addEventListener('submit', (event) => {
@@ -440,6 +445,8 @@ function openApp(app, subroute, extraUrlState = {}) {
   setUrl({ app: app.app_id, url: extraUrlState.url, path: undefined, view: undefined, portal_app: undefined })
   showView('browser-view')
   markTab(undefined)
+  // The keyboard goes on in the app (Tab walks into its page), not back at the top of this one.
+  frame.focus()
 }
 
 function closeApp({ quiet = false } = {}) {
@@ -498,7 +505,12 @@ function tokenFor(appId) {
 }
 
 const drawer = createDrawer()
-const wallet = createWallet({ user: () => state.user, drawer, payments: () => api.payments() })
+const wallet = createWallet({
+  user: () => state.user,
+  drawer,
+  payments: (user) => api.payments(user),
+  ledgerUrl: (kind, id) => api.ledgerUrl(kind, id),
+})
 const centre = createNotificationCentre({
   user: () => state.user,
   userApps: (user) => api.userApps(user),
@@ -567,7 +579,7 @@ const bridge = createBridge({
 setInterval(() => {
   if (state.user === undefined || document.visibilityState !== 'visible') return
   centre.refresh()
-  // The top-bar balance follows payments made to the user from elsewhere (an app's A2U payment).
+  // A fallback: the wallet follows the ledger's stream of the user's transactions (panels.js).
   wallet.refresh()
 }, tuning.refreshMs)
 

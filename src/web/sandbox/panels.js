@@ -4,22 +4,35 @@
  * seen, dismiss, and the per-app switch).
  */
 import { call } from './api.js'
-import { byId, formatPi, formatTime, h, short, toast } from './dom.js'
+import { byId, formatPi, formatTime, h, isModalOpen, refocus, short, toast } from './dom.js'
 
 const enc = encodeURIComponent
 
-/** The one drawer under the top bar; `open(kind, …)` twice for the same kind closes it. */
+/**
+ * The one drawer under the top bar; `open(kind, …)` twice for the same kind closes it. Opening
+ * it moves the focus to its title; Escape or Close closes it and gives the focus back to the
+ * button that opened it.
+ */
 export function createDrawer() {
   const drawer = byId('drawer')
   const title = byId('drawer-title')
   const body = byId('drawer-body')
+  title.setAttribute('tabindex', '-1')
   let kind
+  let opener
   const close = () => {
+    const hadFocus = drawer.contains(document.activeElement)
     kind = undefined
     drawer.hidden = true
     body.replaceChildren()
+    if (hadFocus && opener?.isConnected) opener.focus()
+    opener = undefined
+    refocus()
   }
   byId('drawer-close').addEventListener('click', close)
+  document.addEventListener('keydown', (event) => {
+    if (event.key === 'Escape' && !drawer.hidden && !isModalOpen()) close()
+  })
   return {
     kind: () => kind,
     close,
@@ -28,10 +41,12 @@ export function createDrawer() {
         close()
         return false
       }
+      if (kind === undefined) opener = document.activeElement
       kind = nextKind
       title.textContent = label
       body.replaceChildren(h('p', { class: 'muted' }, 'Loading…'))
       drawer.hidden = false
+      title.focus()
       return true
     },
     fill(forKind, ...nodes) {
@@ -46,14 +61,32 @@ export async function nativeBalance(address) {
 }
 
 /**
- * `ctx`: `user()`, `drawer`, and `payments()`: the user's payments with their apps' names
- * (production), or undefined (sandbox, where a transaction shows its memo, the payment's id).
+ * `ctx`: `user()`, `drawer`, `payments(user)`: the user's payments with their apps' names
+ * (`{app_name, payment}`), and `ledgerUrl(kind, id)`: where a transaction's or an account's link goes.
  */
 export function createWallet(ctx) {
   const button = byId('wallet-button')
+  /** The ledger's stream of the user's transactions: each one refreshes the balance at once (no poll's lag). */
+  let stream
+  let streamed
+  let soon
+
+  const follow = (address) => {
+    if (streamed === address) return
+    stream?.close()
+    stream = undefined
+    streamed = address
+    if (address === undefined || typeof EventSource !== 'function') return
+    stream = new EventSource(`/ledger/accounts/${enc(address)}/transactions?cursor=now`)
+    stream.addEventListener('message', () => {
+      clearTimeout(soon)
+      soon = setTimeout(refresh, 50)
+    })
+  }
 
   async function refresh() {
     const user = ctx.user()
+    follow(user?.wallet_address)
     if (user === undefined) return
     try {
       button.textContent = formatPi(await nativeBalance(user.wallet_address))
@@ -90,7 +123,7 @@ export function createWallet(ctx) {
       h('span', {}, describe(tx, byTxid)),
       h('span', { class: `amount ${direction}` }, amount),
       h('span', { class: 'muted' }, formatTime(tx.created_at)),
-      h('a', { href: `/ledger/transactions/${enc(tx.hash)}`, target: '_blank', rel: 'noopener' }, `Ledger: ${short(tx.hash)}`),
+      h('a', { href: ctx.ledgerUrl('transactions', tx.hash), target: '_blank', rel: 'noopener' }, `Ledger: ${short(tx.hash)}`),
     )
   }
 
@@ -102,7 +135,7 @@ export function createWallet(ctx) {
       const [balance, page, payments] = await Promise.all([
         nativeBalance(address),
         call(`/ledger/accounts/${enc(address)}/transactions?order=desc&limit=15`),
-        ctx.payments(),
+        ctx.payments(user).catch(() => undefined),
       ])
       const byTxid =
         payments === undefined
@@ -113,7 +146,7 @@ export function createWallet(ctx) {
         'wallet',
         h('p', { class: 'muted' }, `Your wallet (${user.username})`),
         h('div', { class: 'balance', 'data-testid': 'wallet-balance' }, formatPi(balance)),
-        h('p', {}, h('a', { class: 'mono', href: `/ledger/accounts/${enc(address)}`, target: '_blank', rel: 'noopener' }, address)),
+        h('p', {}, h('a', { class: 'mono', href: ctx.ledgerUrl('accounts', address), target: '_blank', rel: 'noopener' }, address)),
         h('h3', {}, 'Transactions'),
         rows.length === 0 ? h('p', { class: 'muted' }, 'None yet.') : rows,
       )

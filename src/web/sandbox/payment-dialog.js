@@ -91,6 +91,7 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
     }
     status.dataset.stage = state.name
     payButton.disabled = shown.pay.disabled
+    payButton.textContent = state.name === 'approved' && state.error !== undefined ? 'Pay again' : 'Pay'
     payButton.hidden = shown.pay.hidden
     cancelButton.disabled = shown.cancel.disabled
     cancelButton.hidden = shown.cancel.hidden
@@ -151,10 +152,13 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
         // Sandbox: the user's token pays; production: the signed-in person's account does (platform.js).
         dispatch({ type: 'submitted', payment: await ctx.platform().pay(id, auth.token) })
       } catch (error) {
-        // The message stays until the next Pay, and the app hears of it.
+        // The message stays until the next Pay (and after the app's cancel), and the app hears of it.
         const payment = error.body?.payment
-        dispatch({ type: 'pay_failed', message: `The payment failed: ${secondPerson(error.message)}`, payment })
-        reply.event('error', [{ code: error.code ?? 'unknown_error', message: error.message }, payment ?? state.payment])
+        const status = error.status > 0 ? ` (HTTP ${error.status})` : ''
+        dispatch({ type: 'pay_failed', message: `Pay failed${status}: ${secondPerson(error.message)}`, payment })
+        // Still open (approved): the user may Pay again or cancel, so the app must not cancel it.
+        const retryable = state.name === 'approved'
+        reply.event('error', [{ code: error.code ?? 'unknown_error', message: error.message, retryable }, payment ?? state.payment])
         ctx.refreshWallet()
       }
     },

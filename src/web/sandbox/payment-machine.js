@@ -147,7 +147,8 @@ export function view(state, facts) {
         `Waiting for ${appName} to approve the payment… ${facts.secondsLeft} s left (the platform cancels it after ${windowSeconds} s).`,
       )
     case 'approved':
-      if (state.error !== undefined) return line(state.error, 'bad')
+      // The payment is still open: the user may try again (the app's backend may be back) or cancel.
+      if (state.error !== undefined) return line(`${state.error} Pay again to retry, or Cancel.`, 'bad')
       if (facts.shortOfFunds) {
         return line(
           `Your balance is too low: this payment needs ${formatPi(amount)} plus the ${formatPi(FEE_PI)} fee. Cancel it, or fund your wallet.`,
@@ -164,7 +165,11 @@ export function view(state, facts) {
     case 'cancelled':
       return line('You cancelled the payment.', 'bad')
     case 'cancelled_by_app':
-      return line(`${appName} cancelled the payment.`, 'bad')
+      // A failed Pay stays on screen: the app's cancel came after it, often because of it.
+      return line(
+        state.error === undefined ? `${appName} cancelled the payment.` : `${state.error} Then ${appName} cancelled the payment.`,
+        'bad',
+      )
     case 'expired':
       return line(`${appName} did not approve the payment within ${windowSeconds} s; the platform cancelled it.`, 'bad')
     case 'not_completed':

@@ -39,6 +39,8 @@ export function createPlatform(mode) {
       pay: (paymentId) => account(`/account/payments/${enc(paymentId)}/pay`, { method: 'POST' }),
       /** The user's payments, for naming the wallet's transactions by app and memo. */
       payments: async () => (await account('/account/payments?limit=50')).payments,
+      /** Where the wallet's ledger links go: the ledger API (production has no console). */
+      ledgerUrl: (kind, id) => `/ledger/${kind}/${enc(id)}`,
     }
   }
   return {
@@ -54,6 +56,18 @@ export function createPlatform(mode) {
       }),
     clockOffsetMs: async () => (await sandbox('/sandbox/clock')).offset_seconds * 1000,
     pay: (paymentId, token) => call(`/v2/client/payments/${enc(paymentId)}/submit`, { method: 'POST', token }),
-    payments: async () => undefined,
+    /** The user's payments in each app they signed in to (`{app_name, payment}`), for the wallet's memos. */
+    async payments(user) {
+      const apps = (await sandbox(`/sandbox/users/${enc(user.user_id)}`)).apps.slice(-20)
+      const lists = await Promise.all(
+        apps.map(async (app) => {
+          const { payments } = await sandbox(`/sandbox/apps/${enc(app.app_id)}/payments?q=${enc(user.user_id)}&limit=50`)
+          return payments.filter((p) => p.user_id === user.user_id).map((payment) => ({ app_name: app.name, payment }))
+        }),
+      )
+      return lists.flat()
+    },
+    /** Where the wallet's ledger links go: the console's ledger pages, readable, not the API's JSON. */
+    ledgerUrl: (kind, id) => `/console/#/ledger/${kind}/${enc(id)}`,
   }
 }

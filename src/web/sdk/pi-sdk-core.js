@@ -46,6 +46,8 @@ function createPi(env) {
   let onIncompletePaymentFound
   let connection // Promise of the host's welcome
   let welcomed // resolves connection
+  // The authenticate request in flight, shared by calls in the same tick (React's StrictMode): { key, result, notified }
+  let authInFlight
 
   /** Calls an app callback; a callback that throws or rejects is reported, never breaks the SDK. */
   const invoke = (name, callback, ...args) => {
@@ -80,13 +82,17 @@ function createPi(env) {
     return value === null ? 'null' : typeof value
   }
 
+  /** The sandbox page's origin: init's, or before init (getPiHostAppInfo) the origin the SDK was loaded from. */
+  const currentHostOrigin = () => (settings === undefined ? httpOrigin(env.scriptUrl) : settings.hostOrigin)
+
   const post = (message) => {
-    window.parent.postMessage({ protocol: PROTOCOL, session, ...message }, settings.hostOrigin)
+    window.parent.postMessage({ protocol: PROTOCOL, session, ...message }, currentHostOrigin())
   }
 
   window.addEventListener('message', (event) => {
     // Only the parent window, from the sandbox page's origin, speaks for the platform.
-    if (settings === undefined || event.source !== window.parent || event.origin !== settings.hostOrigin) return
+    const origin = currentHostOrigin()
+    if (origin === undefined || event.source !== window.parent || event.origin !== origin) return
     const message = event.data
     if (!isObject(message) || message.protocol !== PROTOCOL || message.session !== session) return
     if (message.type === 'welcome') {
@@ -110,10 +116,25 @@ function createPi(env) {
     }
   })
 
+  // The sandbox page's dialogs take the focus from the app's frame and give it back on close; Chrome
+  // then lands on the app's <body>. The element that had it when the app asked (its Buy button) gets it back.
+  let focusAtRequest
+  if (window.parent !== window) {
+    window.addEventListener('focus', () => {
+      const element = focusAtRequest
+      focusAtRequest = undefined
+      const lost = document.activeElement === null || document.activeElement === document.body
+      if (lost && element instanceof HTMLElement && element !== document.body && element.isConnected) element.focus()
+    })
+  }
+
   /** Says hello to the sandbox page once; every request waits for its welcome. */
   const connect = () => {
     if (connection !== undefined) return connection
-    const origin = settings.hostOrigin
+    const origin = currentHostOrigin()
+    if (origin === undefined) {
+      return Promise.reject(new PiSdkError('not_initialized', 'Pi: call Pi.init({ version: "2.0" }) first.'))
+    }
     if (window.parent === window) {
       return Promise.reject(
         new PiSdkError('not_in_sandbox', `Pi: this page is not inside the sandbox browser; open it from ${origin}/sandbox/.`),
@@ -137,7 +158,7 @@ function createPi(env) {
         clearTimeout(timer)
         resolve(welcome)
       }
-      post({ type: 'hello', version: settings.version, sandbox: settings.sandbox })
+      post({ type: 'hello', version: settings?.version ?? SDK_VERSION, sandbox: settings?.sandbox ?? true })
     })
     return connection
   }
@@ -145,6 +166,8 @@ function createPi(env) {
   /** One request to the sandbox page; `keepOpen` requests also receive events until a final one. */
   const request = async (method, params, handlers = {}) => {
     await connect()
+    const active = globalThis.document?.activeElement
+    if (active && active !== document.body) focusAtRequest = active
     const id = nextId++
     return new Promise((resolve, reject) => {
       pending.set(id, { resolve, reject, onEvent: handlers.onEvent, keepOpen: handlers.keepOpen === true })
@@ -172,7 +195,8 @@ function createPi(env) {
           : `Pi.init: hostOrigin must be an origin such as "http://127.0.0.1:8080", got ${describe(config.hostOrigin)}.`,
       )
     }
-    if (settings !== undefined && settings.hostOrigin !== hostOrigin) connection = undefined
+    // getPiHostAppInfo may have greeted another origin before init.
+    if (connection !== undefined && currentHostOrigin() !== hostOrigin) connection = undefined
     settings = { version: config.version, sandbox: config.sandbox === true, hostOrigin }
     // Greet the page now so that the first call is quick; a failure surfaces on that call.
     connect().catch(() => {})
@@ -193,10 +217,29 @@ function createPi(env) {
     if (onIncomplete !== undefined && typeof onIncomplete !== 'function') {
       throw new PiSdkError('invalid_arguments', 'Pi.authenticate: onIncompletePaymentFound must be a function when given.')
     }
-    const result = await request('authenticate', { scopes: [...new Set(scopes)] })
-    authenticated = { user: result.user, scopes: [...new Set(scopes)] }
+    const unique = [...new Set(scopes)]
+    // Calls in the same tick (React's StrictMode runs effects twice) share one request and one
+    // consent dialog, and both resolve with its result; a call for other scopes waits its turn.
+    const key = [...unique].sort().join(' ')
+    let flight = authInFlight
+    if (flight === undefined || flight.key !== key) {
+      const before = flight === undefined ? Promise.resolve() : flight.result.catch(() => {})
+      const current = { key, result: before.then(() => request('authenticate', { scopes: unique })), notified: new Set() }
+      const done = () => {
+        if (authInFlight === current) authInFlight = undefined
+      }
+      current.result.then(done, done)
+      authInFlight = current
+      flight = current
+    }
+    const result = await flight.result
+    authenticated = { user: result.user, scopes: unique }
     onIncompletePaymentFound = onIncomplete
-    if (isObject(result.incompletePayment)) invoke('onIncompletePaymentFound', onIncompletePaymentFound, result.incompletePayment)
+    // Each callback hears of the incomplete payment once, however many calls shared the request.
+    if (isObject(result.incompletePayment) && !flight.notified.has(onIncomplete)) {
+      flight.notified.add(onIncomplete)
+      invoke('onIncompletePaymentFound', onIncomplete, result.incompletePayment)
+    }
     return { accessToken: result.accessToken, user: result.user }
   }
 
@@ -246,6 +289,8 @@ function createPi(env) {
           String(error.message ?? 'The payment failed.'),
           payment && { payment },
         )
+        // A failed Pay the dialog offers to try again: the payment is still open, the user decides.
+        sdkError.retryable = error.retryable === true
         invoke('onError', callbacks.onError, sdkError, payment)
       }
     }
@@ -321,6 +366,29 @@ function createPi(env) {
     await request('openUrl', { url })
   }
 
+  /**
+   * Where the app runs, as the platform's browser answers it: inside the sandbox page (its welcome
+   * came) `pi-browser`; anywhere else (not in a frame, or no sandbox page answered) `web`. Never rejects:
+   * apps use it to choose between the Pi flow and a plain web one. Works before init too.
+   */
+  async function getPiHostAppInfo() {
+    try {
+      await connect()
+      return { hostApp: 'pi-browser' }
+    } catch {
+      return { hostApp: 'web' }
+    }
+  }
+
+  /** Inside the sandbox page the user is in the platform's browser, on a phone with the mining app. */
+  async function checkUserHasPiBrowser() {
+    return { userHasPiBrowser: (await getPiHostAppInfo()).hostApp === 'pi-browser' }
+  }
+
+  async function checkUserHasMiningApp() {
+    return { userHasMiningApp: (await getPiHostAppInfo()).hostApp === 'pi-browser' }
+  }
+
   const Ads = Object.freeze({ showAd, isAdReady, requestAd })
   const Pi = Object.freeze({
     init,
@@ -332,6 +400,9 @@ function createPi(env) {
     nativeFeaturesList,
     openShareDialog,
     openUrlInSystemBrowser,
+    getPiHostAppInfo,
+    checkUserHasPiBrowser,
+    checkUserHasMiningApp,
   })
   return { Pi, PiSdkError }
 }

@@ -124,7 +124,9 @@ export interface PiSdk {
   init(config: InitConfig): void
   /**
    * Signs the user in to the app: the sandbox page asks for consent the first time a scope is
-   * asked for. Rejects with `consent_denied` when the user declines. `onIncompletePaymentFound`
+   * asked for. Rejects with `consent_denied` when the user declines. Calls for the same scopes
+   * while one is pending (React's StrictMode) share its one dialog and its result; a call for
+   * other scopes waits for the pending one to settle. `onIncompletePaymentFound`
    * receives the user's paid but uncompleted payment in this app, if any, before this resolves.
    */
   authenticate(scopes: Scope[], onIncompletePaymentFound?: (payment: PaymentDTO) => unknown): Promise<AuthResult>
@@ -142,6 +144,20 @@ export interface PiSdk {
   openShareDialog(title: string, message: string): void
   /** Resolves once the user chose to open the URL; rejects with `user_cancelled` otherwise. */
   openUrlInSystemBrowser(url: string): Promise<void>
+  /**
+   * Where the app runs: `pi-browser` inside the sandbox browser (its page answered), `web`
+   * anywhere else (not in a frame, or no sandbox page answered within 3 s). Never rejects; works before `init`.
+   */
+  getPiHostAppInfo(): Promise<HostAppInfo>
+  /** `true` inside the sandbox browser (it plays the platform's browser), `false` elsewhere. Never rejects. */
+  checkUserHasPiBrowser(): Promise<{ userHasPiBrowser: boolean }>
+  /** `true` inside the sandbox browser (its test users are Pioneers with the mining app), `false` elsewhere. Never rejects. */
+  checkUserHasMiningApp(): Promise<{ userHasMiningApp: boolean }>
+}
+
+export interface HostAppInfo {
+  /** `pi-browser` inside the sandbox browser; `web` in any other browser page. */
+  hostApp: 'pi-browser' | 'web'
 }
 
 export type PiSdkErrorCode =
@@ -166,6 +182,11 @@ export declare class PiSdkError extends Error {
   readonly code: PiSdkErrorCode | (string & {})
   /** `payment`: the payment concerned, when there is one (for example the one that blocks a new payment). */
   readonly details?: { payment?: PaymentDTO }
+  /**
+   * Set on `onError` errors of a payment: `true` when Pay failed and the dialog stays open for the user to
+   * try again or cancel (the payment is still open: do not cancel it; `onCancel` follows if the user cancels).
+   */
+  readonly retryable?: boolean
 }
 
 export declare const Pi: PiSdk

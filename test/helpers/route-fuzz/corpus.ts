@@ -1,9 +1,7 @@
-import { BODY_LIMIT } from '../../../src/app.js'
-import { NOTIFY_BODY_LIMIT } from '../../../src/notifications/notifications-routes.js'
 import { jsonText, nested, RawJson } from '../fuzz.js'
 import { CONTENT_TYPES } from './arbitraries.js'
-import type { Fixture } from './fixture.js'
-import type { JsonSchema, RouteSpec } from './routes.js'
+import { type Fixture, JSON_POOLS } from './fixture.js'
+import { bodyLimit, type JsonSchema, type RouteSpec } from './routes.js'
 
 /** Deterministic hostile bodies for a route: a near-valid example of its schema, mutated every way the random cases may miss. */
 
@@ -19,7 +17,7 @@ function example(schema: JsonSchema | undefined, name: string, fixture: Fixture)
   if (name === 'amount') return 1
   if (name === 'memo') return 'memo'
   if (name === 'metadata') return { k: 'v' }
-  if (pool !== undefined && pool.length > 0) return pool[0]
+  if (pool !== undefined && pool.length > 0) return JSON_POOLS.has(name) ? JSON.parse(pool[0] ?? 'null') : pool[0]
   if (schema.const !== undefined) return schema.const
   if (schema.enum !== undefined) return schema.enum[0]
   const branch = (schema.anyOf ?? schema.oneOf)?.[0]
@@ -94,9 +92,10 @@ const LEAF_HOSTILES: unknown[] = [
 ]
 
 export function corpus(route: RouteSpec, fixture: Fixture): BodyCase[] {
-  const limit =
-    route.path === '/v2/in_app_notifications/notify' ? NOTIFY_BODY_LIMIT : route.path === '/ledger/transactions' ? 256 * 1024 : BODY_LIMIT
+  const limit = bodyLimit(route)
   const base = example(route.body, '', fixture)
+  // A snapshot file's own name must be a snapshot name for the import to read further (the corpus sends no ?name=).
+  if (route.path === '/sandbox/snapshots/import') (base as Record<string, unknown>).name = 'fuzz-import'
   const baseText = JSON.stringify(base)
   const json = (payload: string | Buffer): BodyCase => ({ contentType: 'application/json', payload })
   const small: BodyCase[] = [

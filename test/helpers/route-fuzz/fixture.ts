@@ -20,6 +20,9 @@ export class PoolRef {
 
 export type Pools = Record<string, string[]>
 
+/** Pools that hold JSON text, sent as that JSON (a snapshot file's parts), not as a string. */
+export const JSON_POOLS = new Set(['plinth_snapshot', 'sequences', 'tables'])
+
 export interface Fixture {
   platform: TestPlatform
   sb: ReturnType<typeof sandbox>
@@ -132,10 +135,24 @@ export async function seed(platform: TestPlatform, adminToken?: string): Promise
   add('accessToken', victimA.accessToken, victimB.accessToken, revokedToken.accessToken, expired.accessToken)
   add('username', main.username, victim.username.toUpperCase())
   add('cursor', '1', '4294967296', txid)
+  // A snapshot file of this world (POST /sandbox/snapshots/import's body), cut to one row of two tables:
+  // its parts feed the import's fields, and the deterministic corpus mutates each leaf of its rows.
+  const saved = await platform.app.inject({ method: 'POST', url: '/sandbox/snapshots', headers, payload: { name: 'fuzz-fixture' } })
+  assert.equal(saved.statusCode, 201, saved.body)
+  const exported = await platform.app.inject({ method: 'GET', url: '/sandbox/snapshots/fuzz-fixture/export', headers })
+  const file = exported.json() as { schema_version: string; created_at: string; sequences: unknown; tables: Record<string, unknown[]> }
+  const tables = Object.fromEntries(['apps', 'payments'].map((table) => [table, (file.tables[table] ?? []).slice(0, 1)]))
+  add('plinth_snapshot', '1')
+  add('schema_version', file.schema_version)
+  add('created_at', file.created_at)
+  add('sequences', JSON.stringify(file.sequences))
+  add('tables', JSON.stringify(tables))
   for (const [alias, pool] of [
     ['user_uid', 'uid'],
     ['txid', 'hash'],
     ['address', 'account_id'],
+    ['signer', 'account_id'],
+    ['sponsor', 'account_id'],
   ] as const) {
     pools[alias] = pools[pool] ?? []
   }

@@ -1,4 +1,8 @@
 import assert from 'node:assert/strict'
+import { BODY_LIMIT } from '../../../src/app.js'
+import { TX_BODY_LIMIT } from '../../../src/ledger/horizon/transactions.js'
+import { NOTIFY_BODY_LIMIT } from '../../../src/notifications/notifications-routes.js'
+import { SNAPSHOT_IMPORT_LIMIT } from '../../../src/sandbox/world/world-routes.js'
 import { encodeSegment } from '../fuzz.js'
 import type { TestPlatform } from '../platform.js'
 import type { Fixture } from './fixture.js'
@@ -85,6 +89,15 @@ export async function readRoutes(platform: TestPlatform): Promise<RouteSpec[]> {
     }
   }
   return routes
+}
+
+/** The largest body the route reads: a byte more is 413. Routes with their own limit name it; the rest share BODY_LIMIT. */
+export function bodyLimit(route: Pick<RouteSpec, 'method' | 'path'>): number {
+  const key = `${route.method} ${route.path}`
+  if (key === 'POST /v2/in_app_notifications/notify') return NOTIFY_BODY_LIMIT
+  if (key === 'POST /ledger/transactions') return TX_BODY_LIMIT
+  if (key === 'POST /sandbox/snapshots/import') return SNAPSHOT_IMPORT_LIMIT
+  return BODY_LIMIT
 }
 
 export function familyOf(method: string, url: string): Family {

@@ -16,7 +16,7 @@ import {
   type StateWatch,
 } from '../fuzz.js'
 import { type Credential, caseArb, type FuzzCase } from './arbitraries.js'
-import { type Fixture, harvest, PoolRef, type Pools, refreshCredentials } from './fixture.js'
+import { type Fixture, harvest, JSON_POOLS, PoolRef, type Pools, refreshCredentials } from './fixture.js'
 import { familyOf, type RouteSpec } from './routes.js'
 
 /**
@@ -30,7 +30,9 @@ import { familyOf, type RouteSpec } from './routes.js'
 function resolve(value: unknown, pools: Pools): unknown {
   if (value instanceof PoolRef) {
     const pool = pools[value.pool] ?? []
-    return pool.length === 0 ? 'no-such-thing' : pool[value.n % pool.length]
+    if (pool.length === 0) return 'no-such-thing'
+    const picked = pool[value.n % pool.length] ?? ''
+    return JSON_POOLS.has(value.pool) ? new RawJson(picked) : picked
   }
   if (value instanceof RawJson || value === null || typeof value !== 'object') return value
   if (Array.isArray(value)) return value.map((v) => resolve(v, pools))
@@ -117,6 +119,9 @@ export async function exercise(
     // No Content (the sandbox's deletions): nothing to parse, and nothing may be sent.
     assert.equal(response.body, '', `${context}: a 204 has no body`)
     if (route !== undefined && exact) assert.ok(route.responses.has(204), `${context}: 204 is documented for the route`)
+  } else if (status < 300 && String(response.headers['content-type'] ?? '').startsWith('text/csv')) {
+    // A sandbox export asked for as CSV (format=csv): a file, not JSON.
+    if (route !== undefined && exact) assert.ok(route.responses.has(status), `${context}: ${status} is documented for the route`)
   } else if (options.method !== 'HEAD') {
     const body = parseJsonBody(response, context)
     if (status >= 400) {

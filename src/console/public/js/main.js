@@ -5,14 +5,18 @@ import { refreshClock, tickClock } from './clock.js'
 import { trapFocus } from './components.js'
 import { appPage, appsPage } from './pages/apps.js'
 import { accountPage, ledgerPage, transactionPage } from './pages/ledger.js'
+import { overviewPage } from './pages/overview.js'
 import { blockingPage, paymentPage, paymentsPage } from './pages/payments.js'
 import { platformPage } from './pages/platform.js'
 import { requestPage, requestsPage } from './pages/requests.js'
+import { mountSearch, searchPage } from './pages/search.js'
+import { snapshotsPage } from './pages/snapshots.js'
 import { userPage, usersPage } from './pages/users.js'
 import { render, route } from './router.js'
 
 route('apps', appsPage)
 route('apps/:appId', appPage)
+route('apps/:appId/overview', overviewPage)
 route('apps/:appId/requests', requestsPage)
 route('apps/:appId/requests/:id', requestPage)
 route('apps/:appId/payments', paymentsPage)
@@ -21,6 +25,8 @@ route('apps/:appId/users/:userId/blocking', blockingPage)
 route('users', usersPage)
 route('users/:userId', userPage)
 route('platform', platformPage)
+route('search', searchPage)
+route('snapshots', snapshotsPage)
 route('ledger', ledgerPage)
 route('ledger/transactions/:hash', transactionPage)
 route('ledger/accounts/:address', accountPage)
@@ -49,6 +55,7 @@ window.addEventListener('hashchange', () => {
   render()
   document.getElementById('main').focus()
 })
+mountSearch()
 refreshClock()
 setInterval(tickClock, 1000)
 setInterval(refreshClock, 10_000)

@@ -111,7 +111,20 @@ export function paymentState(payment) {
   return ['created', 'info']
 }
 
+const FLAGS = ['developer_approved', 'transaction_verified', 'developer_completed', 'cancelled', 'user_cancelled']
+
+/** The five status flags in words, for a tooltip: the state pill says which of them matters. */
+export function flagsText(status) {
+  return FLAGS.map((flag) => `${flag}: ${status?.[flag] ? 'yes' : 'no'}`).join('\n')
+}
+
+/** One pill: the state that holds now; the status flags behind it are in its tooltip. */
 export const stateBadge = (payment) => {
   const [text, kind] = paymentState(payment)
-  return badge(text, kind)
+  const el = badge(text, kind)
+  if (payment.status !== undefined) {
+    el.title = flagsText(payment.status)
+    el.dataset.testid = 'payment-state-pill'
+  }
+  return el
 }

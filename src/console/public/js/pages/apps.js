@@ -50,7 +50,7 @@ export async function appsPage() {
     emptyText: 'No apps yet.',
     testid: 'apps',
     load: async (before) => {
-      const { apps, next_cursor } = await get(`/sandbox/apps${query({ limit: 50, before })}`)
+      const { apps, next_cursor, total } = await get(`/sandbox/apps${query({ limit: 50, before })}`)
       const rows = apps.map((app) =>
         h(
           'tr',
@@ -62,7 +62,7 @@ export async function appsPage() {
           h('td', {}, formatTime(app.created_at)),
         ),
       )
-      return { rows, next: next_cursor }
+      return { rows, next: next_cursor, total, size: 50 }
     },
   })
   return [
@@ -97,6 +97,7 @@ export async function appPage({ appId }) {
     h(
       'nav',
       { class: 'subnav', 'aria-label': 'This app' },
+      h('a', { href: `#/apps/${seg(appId)}/overview`, 'data-testid': 'link-overview' }, 'Overview'),
       h('a', { href: `#/apps/${seg(appId)}/payments`, 'data-testid': 'link-payments' }, 'Payments'),
       h('a', { href: `#/apps/${seg(appId)}/requests`, 'data-testid': 'link-requests' }, 'Request log'),
     ),
@@ -231,14 +232,6 @@ function keysCard(app) {
   )
 }
 
-const FLAGS = [
-  ['developer_approved', 'approved'],
-  ['transaction_verified', 'verified'],
-  ['developer_completed', 'completed'],
-  ['cancelled', 'cancelled'],
-  ['user_cancelled', 'user cancelled'],
-]
-
 /** One payment as a table row (the app page and the payments search share it). */
 export function paymentRow(appId, payment) {
   const tx = payment.transaction
@@ -251,8 +244,9 @@ export function paymentRow(appId, payment) {
       h('a', { href: `#/apps/${seg(appId)}/payments/${seg(payment.identifier)}` }, code(short(payment.identifier, 12), payment.identifier)),
       h('div', { class: 'muted small memo', title: payment.memo }, payment.memo),
     ),
-    h('td', {}, payment.direction === 'user_to_app' ? 'U2A' : 'A2U'),
+    h('td', {}, stateBadge(payment)),
     h('td', { class: 'num' }, String(payment.amount)),
+    h('td', {}, payment.direction === 'user_to_app' ? 'U2A' : 'A2U'),
     h(
       'td',
       { class: 'clip' },
@@ -260,18 +254,6 @@ export function paymentRow(appId, payment) {
       h('div', { class: 'muted small' }, `uid ${short(payment.user_uid, 8)}`),
     ),
     h('td', {}, formatTime(payment.created_at)),
-    h(
-      'td',
-      {},
-      stateBadge(payment),
-      h(
-        'div',
-        { class: 'flags' },
-        FLAGS.map(([flag, label]) =>
-          h('span', { class: payment.status[flag] ? 'flag on' : 'flag', title: `${flag}: ${payment.status[flag] ? 'yes' : 'no'}` }, label),
-        ),
-      ),
-    ),
     h(
       'td',
       {},
@@ -285,7 +267,8 @@ export function paymentRow(appId, payment) {
   )
 }
 
-export const PAYMENT_HEADERS = ['Payment', 'Type', 'Amount', 'User', 'Created', 'State', 'Ledger transaction']
+// The state comes second: on a phone it shows without scrolling the table.
+export const PAYMENT_HEADERS = ['Payment', 'State', 'Amount', 'Type', 'User', 'Created', 'Ledger transaction']
 
 function recentPayments(appId, payments) {
   return card(

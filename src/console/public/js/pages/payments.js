@@ -4,8 +4,9 @@
 import { get, post, query, seg } from '../api.js'
 import { action, pagedTable, searchBox, table } from '../components.js'
 import { card, code, external, facts, field, formatTime, h, pageTitle, select, short } from '../dom.js'
+import { exportButtons } from '../export.js'
 import { render } from '../router.js'
-import { accountLink, stateBadge, txLink } from '../shared.js'
+import { accountLink, flagsText, stateBadge, txLink } from '../shared.js'
 import { toast } from '../toast.js'
 import { PAYMENT_HEADERS, paymentRow } from './apps.js'
 
@@ -32,8 +33,8 @@ export async function paymentsPage({ appId }) {
     emptyText: 'No payment matches.',
     testid: 'payments',
     load: async (before) => {
-      const { payments, next_cursor } = await get(`/sandbox/apps/${seg(appId)}/payments${query({ ...filters, before, limit: 50 })}`)
-      return { rows: payments.map((payment) => paymentRow(appId, payment)), next: next_cursor }
+      const { payments, next_cursor, total } = await get(`/sandbox/apps/${seg(appId)}/payments${query({ ...filters, before, limit: 50 })}`)
+      return { rows: payments.map((payment) => paymentRow(appId, payment)), next: next_cursor, total, size: 50 }
     },
   })
   list.el.querySelector('table').classList.add('payments')
@@ -62,7 +63,16 @@ export async function paymentsPage({ appId }) {
   return [
     pageTitle(`Payments of ${app.name}`, 'Newest first. Open a payment for its timeline.', [`#/apps/${seg(appId)}`, app.name]),
     card('Search', null, h('div', { class: 'inline-form' }, search, field('State', state), field('Direction', direction))),
-    card('Payments', action('Refresh', list.reload, { kind: 'small' }), list.el),
+    card(
+      'Payments',
+      [
+        action('Refresh', list.reload, { kind: 'small' }),
+        ' ',
+        // The export takes the search and filters in force when it is clicked.
+        exportButtons(() => `/sandbox/apps/${seg(appId)}/payments/export${query(filters)}`, 'export-payments'),
+      ],
+      list.el,
+    ),
   ]
 }
 
@@ -111,6 +121,7 @@ export async function paymentPage({ appId, paymentId }) {
       facts([
         ['Identifier', code(payment.identifier)],
         ['State', stateBadge({ ...payment, state: detail.state }), 'payment-state'],
+        ['Status flags', h('span', { class: 'small' }, flagsText(payment.status).replaceAll('\n', ' · ')), 'payment-flags'],
         ['Amount', `${payment.amount} test Pi (${payment.direction === 'user_to_app' ? 'user to app' : 'app to user'})`],
         ['Memo', h('span', { class: 'memo-full' }, payment.memo)],
         ['Metadata', h('code', { class: 'json' }, JSON.stringify(payment.metadata))],
@@ -181,9 +192,10 @@ function sandboxActions(appId, payment, advice) {
 }
 
 export async function blockingPage({ appId, userId }) {
-  const [app, view] = await Promise.all([
+  const [app, view, user] = await Promise.all([
     get(`/sandbox/apps/${seg(appId)}`),
     get(`/sandbox/apps/${seg(appId)}/users/${seg(userId)}/blocking`),
+    get(`/sandbox/users/${seg(userId)}`),
   ])
   const blocked = view.blocked.user_to_app || view.blocked.app_to_user
   const rows = view.open_payments.map(({ payment, advice }) =>
@@ -212,16 +224,21 @@ export async function blockingPage({ appId, userId }) {
     ),
   )
   return [
-    pageTitle('Why is this user blocked?', `In ${app.name}`, [`#/apps/${seg(appId)}`, app.name]),
+    pageTitle(`Why is ${user.username} blocked?`, `In ${app.name}`, [`#/apps/${seg(appId)}`, app.name]),
     card(
       blocked ? 'Blocked' : 'Not blocked',
       action('Refresh', render, { kind: 'small' }),
+      facts([
+        ['User', h('a', { href: `#/users/${seg(user.user_id)}` }, user.username), 'blocking-username'],
+        ['uid in this app', view.uid === null ? 'not signed in to this app' : code(view.uid), 'blocking-uid'],
+        ['User id', code(user.user_id)],
+      ]),
       h(
         'p',
         { 'data-testid': 'blocking-summary' },
         blocked
-          ? `An open payment blocks ${[view.blocked.user_to_app ? 'user-to-app' : null, view.blocked.app_to_user ? 'app-to-user' : null].filter(Boolean).join(' and ')} payments until it is completed or cancelled.`
-          : 'Nothing blocks this user’s next payment.',
+          ? `An open payment blocks ${user.username}’s ${[view.blocked.user_to_app ? 'user-to-app' : null, view.blocked.app_to_user ? 'app-to-user' : null].filter(Boolean).join(' and ')} payments until it is completed or cancelled.`
+          : `Nothing blocks ${user.username}’s next payment.`,
       ),
       table(['Payment', 'State', 'Why', ''], rows, 'No open payments.'),
     ),

@@ -6,7 +6,7 @@ import { advanceClock, MAX_ADVANCE_SECONDS, resetClock, setClock } from '../cloc
 import { action, confirmDialog, form, table } from '../components.js'
 import { badge, card, code, facts, field, formatDuration, formatTime, h, pageTitle, select } from '../dom.js'
 import { render } from '../router.js'
-import { fundForm } from '../shared.js'
+import { fundForm, reveal, revealPanel } from '../shared.js'
 import { toast } from '../toast.js'
 
 const ADVANCE_PRESETS = [
@@ -28,11 +28,13 @@ async function optional(path) {
 }
 
 export async function platformPage() {
-  const [clock, check, faults, canReset] = await Promise.all([
+  const [clock, check, faults, canReset, apps, v2] = await Promise.all([
     get('/sandbox/clock'),
     get('/sandbox/ledger/check'),
     optional('/sandbox/faults'),
     hasRoute('/sandbox/reset', 'post'),
+    get('/sandbox/apps?limit=100'),
+    v2Operations(),
   ])
   setClock(clock)
   const custom = form(
@@ -63,6 +65,7 @@ export async function platformPage() {
     ),
   )
   return [
+    revealPanel('platform', render),
     pageTitle(
       'Clock & ledger',
       'The platform clock drives token expiry, approval windows, ad verdicts and quotas. It moves forward, or back to real time with a reset, which keeps everything the moved time expired expired.',
@@ -70,10 +73,14 @@ export async function platformPage() {
     card(
       'Platform clock',
       null,
-      facts([
-        ['Now', formatTime(clock.now), 'platform-now'],
-        ['Offset', formatDuration(clock.offset_seconds), 'platform-offset'],
-      ]),
+      h(
+        'div',
+        { class: 'figures' },
+        facts([
+          ['Now', formatTime(clock.now), 'platform-now'],
+          ['Offset', formatDuration(clock.offset_seconds), 'platform-offset'],
+        ]),
+      ),
       h('div', { class: 'actions' }, presets),
       custom,
       h(
@@ -92,13 +99,15 @@ export async function platformPage() {
     card(
       'Ledger check',
       action('Run again', render, { kind: 'small' }),
-      h('p', {}, check.ok ? badge('books balance', 'ok') : badge('MISMATCH', 'off')),
-      facts([
-        ['Sum of balances', check.total_balances],
-        ['Total funded', check.total_funded],
-        ['Fees burned', check.total_fees],
-        ['Negative balances', String(check.negative_balances)],
-        ['Mismatched accounts', String(check.mismatched_accounts)],
+      h('div', { class: 'figures' }, [
+        h('p', {}, check.ok ? badge('books balance', 'ok') : badge('MISMATCH', 'off')),
+        facts([
+          ['Sum of balances', check.total_balances, 'ledger-sum'],
+          ['Total funded', check.total_funded, 'ledger-funded'],
+          ['Fees burned', check.total_fees, 'ledger-fees'],
+          ['Negative balances', String(check.negative_balances)],
+          ['Mismatched accounts', String(check.mismatched_accounts)],
+        ]),
       ]),
       h('p', {}, h('a', { href: '#/ledger' }, 'Browse the ledger’s transactions →')),
     ),
@@ -108,28 +117,181 @@ export async function platformPage() {
       h('p', { class: 'muted' }, 'Grant test Pi to any ledger account (it is created if needed).'),
       fundForm('', render),
     ),
-    faults === null ? null : faultsCard(faults.faults),
+    faults === null ? null : faultsCard(faults.faults, apps.apps, v2),
     canReset ? resetCard() : null,
   ]
 }
 
-function faultsCard(faults) {
+let operations
+/** The /v2 routes and operationIds this Plinth serves (from its OpenAPI document), fetched once. */
+function v2Operations() {
+  operations ??= fetch('/docs/json')
+    .then((response) => (response.ok ? response.json() : { paths: {} }))
+    .catch(() => ({ paths: {} }))
+    .then((doc) => {
+      const routes = []
+      const ids = []
+      for (const [path, methods] of Object.entries(doc.paths ?? {})) {
+        if (!path.startsWith('/v2/')) continue
+        for (const [method, op] of Object.entries(methods)) {
+          if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue
+          routes.push(`${method.toUpperCase()} ${path}`)
+          if (op.operationId) ids.push(op.operationId)
+        }
+      }
+      return { routes: routes.sort(), ids: ids.sort() }
+    })
+  return operations
+}
+
+const EFFECTS = [
+  ['answer 503 (unavailable)', 'status:503'],
+  ['answer 500 (server error)', 'status:500'],
+  ['answer 502 (bad gateway)', 'status:502'],
+  ['answer 429 (rate limited)', 'status:429'],
+  ['delay the answer', 'delay'],
+  ['drop the connection', 'drop'],
+]
+
+/** Whole numbers within bounds, checked before sending (the API's bounds). */
+function wholeNumber(text, label, min, max) {
+  const n = Number(text)
+  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${label} is a whole number from ${min} to ${max} (got "${text}").`)
+  return n
+}
+
+/** The body of POST /sandbox/faults from the form's values; every field the API takes. */
+function faultBody(values) {
+  const body = { app_id: values.app_id, effect: {}, when: values.when }
+  if (!body.app_id) throw new Error('Choose the app whose calls fail.')
+  const match = {}
+  for (const name of ['route', 'operation_id', 'user_uid']) {
+    const value = (values[name] ?? '').trim()
+    if (value !== '') match[name] = value
+  }
+  if (Object.keys(match).length > 0) body.match = match
+  if (values.effect.startsWith('status:')) {
+    body.effect.status = Number(values.effect.slice(7))
+    const retry = (values.retry_after_seconds ?? '').trim()
+    if (retry !== '' && [429, 503].includes(body.effect.status))
+      body.effect.retry_after_seconds = wholeNumber(retry, 'Retry-After', 0, 86_400)
+  } else if (values.effect === 'delay') {
+    body.effect.delay_ms = wholeNumber((values.delay_ms ?? '').trim(), 'The delay (ms)', 1, 30_000)
+  } else {
+    body.effect.drop = true
+  }
+  const times = (values.times ?? '').trim()
+  if (times !== '') body.times = wholeNumber(times, 'For how many calls', 1, 1_000_000)
+  const probability = (values.probability ?? '').trim()
+  if (probability !== '') {
+    const p = Number(probability)
+    if (!(p > 0 && p <= 1)) throw new Error(`The probability is more than 0 and at most 1, such as 0.25 (got "${probability}").`)
+    body.probability = p
+  }
+  return body
+}
+
+function faultForm(apps, v2) {
+  const effect = select('effect', EFFECTS, 'status:503')
+  const retry = field(
+    'Retry-After (s, optional)',
+    h('input', { name: 'retry_after_seconds', type: 'number', min: 0, max: 86_400, placeholder: '1' }),
+  )
+  const delay = field('Delay (ms)', h('input', { name: 'delay_ms', type: 'number', min: 1, max: 30_000, value: 2000 }))
+  // Only the inputs of the chosen effect show: Retry-After for 429 and 503, the delay for a delay.
+  const showEffectFields = () => {
+    retry.hidden = !['status:429', 'status:503'].includes(effect.value)
+    delay.hidden = effect.value !== 'delay'
+  }
+  effect.addEventListener('change', showEffectFields)
+  showEffectFields()
+  const list = (id, values) =>
+    h(
+      'datalist',
+      { id },
+      values.map((value) => h('option', { value })),
+    )
+  return form(
+    { class: 'inline-form fault-form', 'data-testid': 'create-fault' },
+    [
+      field(
+        'App',
+        select(
+          'app_id',
+          apps.map((app) => [`${app.name} (${app.app_id})`, app.app_id]),
+        ),
+      ),
+      field(
+        'Route (optional)',
+        h('input', {
+          name: 'route',
+          list: 'fault-routes',
+          maxlength: 300,
+          placeholder: 'POST /v2/payments/{payment_id}/approve',
+          class: 'wide',
+        }),
+      ),
+      field(
+        'or operationId (optional)',
+        h('input', { name: 'operation_id', list: 'fault-operations', maxlength: 100, placeholder: 'approvePayment' }),
+      ),
+      field('Only the user with uid (optional)', h('input', { name: 'user_uid', maxlength: 64, placeholder: 'every user' })),
+      field('Effect', effect),
+      retry,
+      delay,
+      field(
+        'When',
+        select('when', [
+          ['before the call runs (nothing changes)', 'before'],
+          ['after it runs (the change happens)', 'after'],
+        ]),
+      ),
+      field('For how many calls', h('input', { name: 'times', type: 'number', min: 1, max: 1_000_000, placeholder: 'until cleared' })),
+      field('Probability (over 0, at most 1)', h('input', { name: 'probability', type: 'number', min: 0, max: 1, step: 'any', value: 1 })),
+      list('fault-routes', v2.routes),
+      list('fault-operations', v2.ids),
+      h('button', { type: 'submit', class: 'primary' }, 'Add fault'),
+    ],
+    async (values) => {
+      const created = await post('/sandbox/faults', faultBody(values))
+      toast(`Fault added: ${describeCalls(created.match)} ${describeEffect(created.effect)}`)
+      await render()
+    },
+  )
+}
+
+const describeCalls = (match) =>
+  [match.route ?? match.operation_id ?? 'every /v2 call', match.user_uid ? `of user uid ${match.user_uid}` : null].filter(Boolean).join(' ')
+
+function describeEffect(e) {
+  if (e.status !== undefined)
+    return `answers ${e.status}${e.retry_after_seconds === undefined ? '' : `, Retry-After ${e.retry_after_seconds} s`}`
+  return e.delay_ms !== undefined ? `delays ${e.delay_ms} ms` : 'drops the connection'
+}
+
+const percent = (p) => `${Math.round(p * 10_000) / 100}%`
+
+function faultsCard(faults, apps, v2) {
+  const names = new Map(apps.map((app) => [app.app_id, app.name]))
   const active = faults.filter((fault) => fault.times_left !== 0)
-  const effect = (e) =>
-    e.status !== undefined ? `answers ${e.status}` : e.delay_ms !== undefined ? `delays ${e.delay_ms} ms` : 'drops the connection'
   const rows = active.map((fault) =>
     h(
       'tr',
       { 'data-testid': 'fault-row' },
-      h('td', {}, h('a', { href: `#/apps/${encodeURIComponent(fault.app_id)}` }, code(fault.app_id))),
+      h('td', {}, h('a', { href: `#/apps/${encodeURIComponent(fault.app_id)}` }, names.get(fault.app_id) ?? code(fault.app_id))),
       h(
         'td',
         {},
-        fault.match.route ?? fault.match.operation_id ?? 'every /v2 call',
-        fault.match.user_uid ? ` (user ${fault.match.user_uid})` : '',
+        fault.match.route ? code(fault.match.route) : null,
+        fault.match.operation_id ? code(fault.match.operation_id) : null,
+        fault.match.route || fault.match.operation_id ? null : 'every /v2 call',
+        fault.match.user_uid ? h('div', { class: 'small' }, 'user uid ', code(fault.match.user_uid)) : null,
       ),
-      h('td', {}, `${effect(fault.effect)} ${fault.when}`),
-      h('td', {}, fault.times_left === null ? 'until cleared' : String(fault.times_left)),
+      h('td', { 'data-testid': 'fault-effect' }, describeEffect(fault.effect)),
+      h('td', { 'data-testid': 'fault-when' }, fault.when),
+      h('td', { class: 'num', 'data-testid': 'fault-probability', title: `probability ${fault.probability}` }, percent(fault.probability)),
+      h('td', { 'data-testid': 'fault-times-left' }, fault.times_left === null ? 'until cleared' : String(fault.times_left)),
+      h('td', {}, formatTime(fault.created_at)),
       h(
         'td',
         {},
@@ -146,7 +308,7 @@ function faultsCard(faults) {
     ),
   )
   return card(
-    `Active faults (${active.length})`,
+    `Faults (${active.length} active)`,
     active.length === 0
       ? null
       : action(
@@ -158,7 +320,14 @@ function faultsCard(faults) {
           },
           { kind: 'small danger', testid: 'clear-faults' },
         ),
-    table(['App', 'Calls', 'Effect', 'Calls left', ''], rows, 'No fault injected: calls behave normally.'),
+    h(
+      'p',
+      { class: 'muted' },
+      'Make chosen /v2 calls of an app fail, to test your backend’s retries: a status, a delay or a dropped connection. A faulted call shows “Injected fault” in the request log.',
+    ),
+    table(['App', 'Calls', 'Effect', 'When', 'Probability', 'Calls left', 'Added', ''], rows, 'No fault injected: calls behave normally.'),
+    h('h3', {}, 'Add a fault'),
+    apps.length === 0 ? h('p', { class: 'muted' }, 'Create an app first.') : faultForm(apps, v2),
   )
 }
 
@@ -177,9 +346,25 @@ function resetCard() {
         testid: 'reset-dialog',
       })
       if (!sure) return
+      // The figures on screen describe the platform being deleted: hide them until the new ones load.
+      for (const el of document.querySelectorAll('#main .figures')) el.replaceChildren(h('p', { class: 'muted' }, 'Resetting…'))
       const result = await post('/sandbox/reset', { seed: seed.value })
+      if (result.demo !== undefined) {
+        reveal.current = {
+          owner: 'platform',
+          title: `Sandbox reset: ${result.demo.app_name} is new`,
+          items: [
+            {
+              label: `Server API key of ${result.demo.app_name} (${result.demo.app_id})`,
+              value: result.demo.api_key,
+              testid: 'revealed-api-key',
+            },
+          ],
+        }
+      }
+      // The page is drawn again from the new platform before it says it is done: no old sums.
+      await render()
       toast(result.demo === undefined ? 'Sandbox reset: it is empty' : `Sandbox reset with ${result.demo.app_name}`)
-      location.hash = '#/apps'
     },
     { kind: 'danger', testid: 'reset-data' },
   )

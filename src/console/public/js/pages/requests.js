@@ -1,10 +1,13 @@
-// The request log of an app: filters (status, route, user, error), paging back, and a live tail
-// that polls for newer entries with after=<cursor>.
+// The request log of an app: filters (status, route, user, error), paging back, a live tail that
+// polls for newer entries with after=<cursor>, and exports. One entry: its headers, query string
+// and bodies (as stored, redacted), the call as a curl command, and a replay.
 
-import { get, query, seg } from '../api.js'
-import { action, report } from '../components.js'
+import { get, post, query, seg } from '../api.js'
+import { action, copy, report, table } from '../components.js'
 import { badge, card, code, facts, field, formatTime, h, pageTitle, select, short } from '../dom.js'
+import { exportButtons } from '../export.js'
 import { currentRoute, onLeave } from '../router.js'
+import { toast } from '../toast.js'
 
 const TAIL_MS = 1500
 const STATUSES = [
@@ -27,7 +30,14 @@ function requestRow(appId, entry) {
     { 'data-testid': 'request-row', 'data-status': entry.status, 'data-error': entry.error_code ?? '' },
     h('td', {}, h('a', { href: requestHref(appId, entry.id) }, formatTime(entry.at))),
     h('td', {}, statusBadge(entry.status)),
-    h('td', { class: 'clip' }, h('strong', {}, entry.method), ' ', h('span', { title: entry.path }, entry.path)),
+    h(
+      'td',
+      { class: 'clip' },
+      h('strong', {}, entry.method),
+      ' ',
+      h('span', { title: entry.path }, entry.path),
+      entry.replay_of ? [' ', badge('replay', 'info')] : null,
+    ),
     h('td', {}, entry.error_code === null ? '—' : code(entry.error_code)),
     h(
       'td',
@@ -53,6 +63,10 @@ export async function requestsPage({ appId }) {
   const tailBox = h('input', { type: 'checkbox', checked: true, 'data-testid': 'live-tail' })
   let next = null
   let newest = null
+  let total = 0
+  let shown = 0
+  // "N of total": what the table holds of every entry that matches the filters.
+  const counted = () => `${shown} of ${total} shown`
   let timer
   let generation = 0
   const base = `/sandbox/apps/${seg(appId)}/requests`
@@ -66,8 +80,10 @@ export async function requestsPage({ appId }) {
       if (mine !== generation) return
       next = page.next_cursor
       newest = page.newest_cursor
+      total = page.total
+      shown = page.requests.length
       body.replaceChildren(...(page.requests.length > 0 ? page.requests.map((entry) => requestRow(appId, entry)) : [emptyRow()]))
-      status.textContent = page.enabled ? '' : 'The request log is off in this process (PLINTH_REQUEST_LOG).'
+      status.textContent = page.enabled ? counted() : 'The request log is off in this process (PLINTH_REQUEST_LOG).'
     } catch (error) {
       status.textContent = ''
       report(error)
@@ -83,6 +99,9 @@ export async function requestsPage({ appId }) {
           body.querySelector('.empty-row')?.remove()
           for (const entry of page.requests) body.prepend(requestRow(appId, entry))
           newest = page.next_cursor
+          shown += page.requests.length
+          total += page.requests.length
+          status.textContent = counted()
         }
       } catch {
         // A missed poll is retried on the next tick.
@@ -98,6 +117,8 @@ export async function requestsPage({ appId }) {
       body.querySelector('.empty-row')?.remove()
       for (const entry of page.requests) body.append(requestRow(appId, entry))
       next = page.next_cursor
+      shown += page.requests.length
+      status.textContent = counted()
     } catch (error) {
       report(error)
     }
@@ -131,10 +152,21 @@ export async function requestsPage({ appId }) {
       `#/apps/${seg(appId)}`,
       app.name,
     ]),
+    h(
+      'nav',
+      { class: 'subnav', 'aria-label': 'This app' },
+      h('a', { href: `#/apps/${seg(appId)}/overview`, 'data-testid': 'link-overview' }, 'Overview'),
+      h('a', { href: `#/apps/${seg(appId)}/payments` }, 'Payments'),
+    ),
     card('Filters', h('label', { class: 'switch' }, tailBox, ' Live tail'), filterForm),
     card(
       'Requests',
-      action('Reload', load, { kind: 'small' }),
+      [
+        action('Reload', load, { kind: 'small' }),
+        ' ',
+        // The export takes the filters in force when it is clicked.
+        exportButtons(() => `${base}/export${query(filters)}`, 'export-requests'),
+      ],
       h(
         'div',
         { class: 'table-wrap' },
@@ -174,6 +206,26 @@ export async function requestPage({ appId, id }) {
       return text
     }
   }
+  const base = `/sandbox/apps/${seg(appId)}/requests`
+  const curl = curlCommand(entry)
+  const result = h('div', { 'data-testid': 'replay-result', 'aria-live': 'polite' })
+  const replay = action(
+    'Replay',
+    async () => {
+      const answer = await post(`${base}/${seg(entry.id)}/replay`)
+      const link =
+        answer.entry === null
+          ? null
+          : h('a', { href: requestHref(appId, answer.entry.id), 'data-testid': 'replay-entry' }, 'open its entry')
+      result.replaceChildren(
+        h('p', {}, 'Replayed with key ', code(answer.key_id), ': ', statusBadge(answer.status), ' ', link ?? 'the request log is off'),
+      )
+      toast(`Replayed: ${answer.status}`)
+    },
+    { kind: 'primary', confirm: 'Click again to send it', testid: 'replay' },
+  )
+  const keyCall = entry.key_id !== null
+  if (!keyCall) replay.disabled = true
   return [
     pageTitle(`${entry.method} ${entry.path}`, formatTime(entry.at), [`#/apps/${seg(appId)}/requests`, 'Request log']),
     card(
@@ -183,17 +235,83 @@ export async function requestPage({ appId, id }) {
         ['Status', statusBadge(entry.status), 'request-status'],
         ['Error code', entry.error_code === null ? '—' : code(entry.error_code), 'request-error'],
         ['Route', code(entry.route)],
+        ['Query string', entry.query === null ? '—' : code(entry.query), 'request-query'],
         ['Operation', entry.operation_id ?? '—'],
         ['Key id', entry.key_id ?? '—'],
         ['User uid', entry.user_uid ?? '—'],
         ['Latency', `${entry.latency_ms} ms`],
         ['Request id', code(entry.request_id), 'request-id'],
         entry.fault === null ? null : ['Injected fault', entry.fault],
+        entry.replay_of === null
+          ? null
+          : ['Replay of', h('a', { href: requestHref(appId, entry.replay_of), 'data-testid': 'replay-of' }, `entry ${entry.replay_of}`)],
       ]),
     ),
+    card(
+      'Send it again',
+      null,
+      h(
+        'p',
+        { class: 'muted' },
+        keyCall
+          ? 'Replay sends this call again now, with the key that made it (or the app’s newest active key), and logs it as a new entry.'
+          : 'Only calls made with a server API key can be replayed: Plinth keeps no user’s access token.',
+      ),
+      h(
+        'div',
+        { class: 'actions' },
+        replay,
+        ' ',
+        action('Copy as curl', () => copy(curl), { testid: 'copy-curl' }),
+      ),
+      result,
+      h('pre', { class: 'body curl', 'data-testid': 'curl' }, curl),
+      h(
+        'p',
+        { class: 'muted small' },
+        keyCall
+          ? 'Set PLINTH_APP_KEY to the app’s server API key first (export PLINTH_APP_KEY=…). '
+          : 'Set PLINTH_ACCESS_TOKEN to a user’s access token first. ',
+        'Secrets were redacted when the call was logged: a [redacted] in the body is sent as written.',
+      ),
+    ),
+    headersCard('Request headers', entry.request_headers, 'request-headers'),
     card('Request body', null, h('pre', { class: 'body' }, pretty(entry.request_body))),
+    headersCard('Response headers', entry.response_headers, 'response-headers'),
     card('Response body', null, h('pre', { class: 'body', 'data-testid': 'response-body' }, pretty(entry.response_body))),
   ]
+}
+
+function headersCard(title, headers, testid) {
+  if (headers === null || headers === undefined) return card(title, null, h('p', { class: 'muted' }, 'Not recorded for this entry.'))
+  const rows = Object.entries(headers).map(([name, value]) =>
+    h('tr', { 'data-testid': `${testid}-row`, 'data-name': name }, h('td', {}, code(name)), h('td', { class: 'wrap' }, value)),
+  )
+  return card(title, null, table(['Name', 'Value'], rows, 'None.', { 'data-testid': testid }))
+}
+
+/** Headers a curl command leaves out: the connection's own, the browser's, and the credential (a placeholder instead). */
+const NOT_COPIED =
+  /^(host|content-length|connection|keep-alive|transfer-encoding|accept-encoding|user-agent|origin|referer|cookie|authorization|x-request-id|sec-.*)$/
+
+/** POSIX shell single quotes: the text exactly, whatever it holds. */
+const shellQuote = (text) => `'${String(text).replaceAll("'", "'\\''")}'`
+
+/**
+ * The call as a curl command: method, URL with its query, the headers worth sending, the body. The
+ * credential is a shell variable, never a value: `$PLINTH_APP_KEY` for a key call (the key itself
+ * is never stored), `$PLINTH_ACCESS_TOKEN` for a user's call.
+ */
+export function curlCommand(entry) {
+  const url = `${location.origin}${entry.path}${entry.query === null ? '' : `?${entry.query}`}`
+  const lines = [`curl -X ${entry.method} ${shellQuote(url)}`]
+  lines.push(entry.key_id !== null ? '-H "Authorization: Key $PLINTH_APP_KEY"' : '-H "Authorization: Bearer $PLINTH_ACCESS_TOKEN"')
+  for (const [name, value] of Object.entries(entry.request_headers ?? {})) {
+    if (NOT_COPIED.test(name) || value.includes('[redacted]')) continue
+    lines.push(`-H ${shellQuote(`${name}: ${value}`)}`)
+  }
+  if (entry.request_body !== null) lines.push(`--data-raw ${shellQuote(entry.request_body)}`)
+  return lines.join(' \\\n  ')
 }
 
 /** The log has no request_id filter: look through the actor's latest entries (at most 1,000). */

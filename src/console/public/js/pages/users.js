@@ -3,6 +3,7 @@
 import { del, get, post, query, seg } from '../api.js'
 import { action, form, pagedTable, searchBox, table } from '../components.js'
 import { badge, card, code, facts, field, formatTime, h, pageTitle, short } from '../dom.js'
+import { exportButtons } from '../export.js'
 import { currentRoute, render } from '../router.js'
 import { accountLink, fundForm, reveal, revealPanel, walletBalance } from '../shared.js'
 import { toast } from '../toast.js'
@@ -63,7 +64,17 @@ export async function usersPage() {
   return [
     pageTitle('Users', 'Test users of the platform, newest first. The sandbox browser signs in as one of them.'),
     card('Create a user', null, create),
-    card('Users', action('Refresh', list.reload, { kind: 'small' }), search, list.el),
+    card(
+      'Users',
+      [
+        action('Refresh', list.reload, { kind: 'small' }),
+        ' ',
+        // The export takes the search in force when it is clicked.
+        exportButtons(() => `/sandbox/users/export${query({ q })}`, 'export-users'),
+      ],
+      search,
+      list.el,
+    ),
   ]
 }
 
