@@ -188,6 +188,8 @@ const EXPORT_COLUMNS = [
   'request_body',
   'response_body',
 ] as const
+/** Its columns of identifiers the platform made, written verbatim (a caller may choose its request id: not one of them). */
+const EXPORT_IDS: ReadonlySet<string> = new Set(['id', 'key_id', 'user_uid', 'replay_of'])
 /** An export holds at most this many entries, the newest (the table keeps 10,000 an app). */
 export const MAX_EXPORT_ROWS = 10_000
 
@@ -295,7 +297,7 @@ export function requestLogRoutes(
       const format = request.query.format ?? 'json'
       reply.header('content-disposition', `attachment; filename="${fileName(appId)}-requests.${format}"`)
       reply.header('x-plinth-export-truncated', String(truncated))
-      if (format === 'csv') return reply.type('text/csv; charset=utf-8').send(toCsv(EXPORT_COLUMNS, entries))
+      if (format === 'csv') return reply.type('text/csv; charset=utf-8').send(toCsv(EXPORT_COLUMNS, entries, EXPORT_IDS))
       return { requests: entries, exported: entries.length, truncated }
     },
   )

@@ -73,6 +73,17 @@ function exportResponse(listName: string, item: TSchema) {
 }
 
 /** Answers an export in the format asked, as an attachment named after what it holds. */
+/** Columns of identifiers the platform made: written verbatim (src/lib/csv.ts). */
+const PLATFORM_IDS: ReadonlySet<string> = new Set([
+  'identifier',
+  'user_id',
+  'user_uid',
+  'txid',
+  'from_address',
+  'to_address',
+  'wallet_address',
+])
+
 function sendExport(
   reply: FastifyReply,
   options: {
@@ -88,7 +99,7 @@ function sendExport(
   const file = options.file.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 80)
   reply.header('content-disposition', `attachment; filename="${file}.${format}"`)
   reply.header('x-plinth-export-truncated', String(options.truncated))
-  if (format === 'csv') return reply.type('text/csv; charset=utf-8').send(toCsv(options.columns, options.rows))
+  if (format === 'csv') return reply.type('text/csv; charset=utf-8').send(toCsv(options.columns, options.rows, PLATFORM_IDS))
   return reply.send({ [options.listName]: options.rows, exported: options.rows.length, truncated: options.truncated })
 }
 
