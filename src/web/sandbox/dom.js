@@ -71,9 +71,18 @@ export function focusFallback() {
   } else document.getElementById('main')?.focus()
 }
 
-/** After a view changed: focus that was on something now gone or hidden goes to focusFallback, never stays on <body>. */
+/** Whether anything in the page has had the focus: until then, the page is as it loaded. */
+let focusedOnce = false
+document.addEventListener('focusin', () => {
+  focusedOnce = true
+})
+
+/**
+ * After a view changed: focus that was on something now gone or hidden goes to focusFallback, never
+ * stays on <body>. A page nobody has focused yet is left alone: its first Tab reaches the skip link.
+ */
 export function refocus() {
-  if (!focusable(document.activeElement)) focusFallback()
+  if (focusedOnce && !focusable(document.activeElement)) focusFallback()
 }
 
 /**
