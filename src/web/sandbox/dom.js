@@ -73,7 +73,8 @@ export function focusFallback() {
 
 /** Whether anything in the page has had the focus: until then, the page is as it loaded. */
 let focusedOnce = false
-document.addEventListener('focusin', () => {
+// (`globalThis.document`: the payment machine's unit tests load this module in Node, without a page.)
+globalThis.document?.addEventListener('focusin', () => {
   focusedOnce = true
 })
 
