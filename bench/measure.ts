@@ -2,6 +2,10 @@
 import { randomBytes } from 'node:crypto'
 import {
   type Backend,
+  type BatchHistogram,
+  type BatchScenario,
+  batchesBetween,
+  describeError,
   elapsedSeconds,
   type Fixtures,
   type FlowScenario,
@@ -11,6 +15,7 @@ import {
   type LoadResult,
   ledgerCheck,
   log,
+  NO_BATCH_METRIC,
   type PreparedFlow,
   type PreparedRequests,
   ProcessSampler,
@@ -18,6 +23,7 @@ import {
   probe,
   type RequestScenario,
   type RunningServer,
+  readBatchHistogram,
   runFlow,
   runLoad,
   type Scenario,
@@ -28,17 +34,28 @@ import {
 } from './lib.js'
 import type { CpuProfileWindow } from './profile.js'
 import { quietAllowance, quietMachine } from './quiet.js'
-import { invalid, type LedgerRow, type LoadRow, othersDuring, percent, type SeedRow, type StartupRow } from './rows.js'
+import {
+  type BatchRow,
+  batchInvalid,
+  invalid,
+  type LedgerRow,
+  type LoadRow,
+  othersDuring,
+  percent,
+  type SeedRow,
+  type StartupRow,
+} from './rows.js'
 import { scenarios } from './scenarios.js'
 import { NOISY_PERCENT, type Settings } from './settings.js'
 import { startupRow } from './startup.js'
-import type { Target } from './targets.js'
+import { METRICS_TOKEN, type Target } from './targets.js'
 
 // ---------------------------------------------------------------------------------------------
 // Measuring.
 
 interface Measured {
   loads: LoadRow[]
+  ledgerBatches: BatchRow[]
   startups: StartupRow[]
   seeds: SeedRow[]
   ledgerChecks: LedgerRow[]
@@ -55,6 +72,12 @@ export interface ProfileRun {
 export function selected(settings: Settings, scenario: Scenario): boolean {
   return settings.only === undefined || scenario.name.toLowerCase().includes(settings.only.toLowerCase())
 }
+
+/** The scenarios measured as one row each (per process count), with measureQuietly. */
+type LoadScenario = Exclude<Scenario, BatchScenario>
+
+const isLoad = (scenario: Scenario): scenario is LoadScenario => scenario.kind !== 'batches'
+const isBatches = (scenario: Scenario): scenario is BatchScenario => scenario.kind === 'batches'
 
 /** Whether the scenario runs on this backend in this run (--quick runs some on fewer backends). */
 function runsOn(settings: Settings, scenario: Scenario, backend: Backend): boolean {
@@ -81,6 +104,7 @@ function describeServing(serving: Serving): string {
 
 export async function measureTargets(settings: Settings, list: Target[]): Promise<Measured> {
   const loads: LoadRow[] = []
+  const ledgerBatches: BatchRow[] = []
   const startups: StartupRow[] = []
   const seeds: SeedRow[] = []
   const ledgerChecks: LedgerRow[] = []
@@ -174,21 +198,26 @@ export async function measureTargets(settings: Settings, list: Target[]): Promis
         return made
       }
       const single: Serving = { target, servers: [server], profile: settings.cpuProf ? profile : undefined }
-      const measureOnce = async (scenario: Scenario, serving: Serving) =>
+      const measureOnce = async (scenario: LoadScenario, serving: Serving) =>
         scenario.kind === 'flow'
           ? measureFlow(settings, scenario, await scenario.prepare(context), serving)
           : measureRequests(settings, scenario, await prepare(scenario), serving)
-      const measure = (scenario: Scenario, serving: Serving) => measureQuietly(scenario, serving, measureOnce)
+      const measure = (scenario: LoadScenario, serving: Serving) => measureQuietly(scenario, serving, measureOnce)
 
-      for (const scenario of relevant.filter((candidate) => candidate.movesClock !== true)) loads.push(await measure(scenario, single))
+      for (const scenario of relevant.filter(isLoad).filter((candidate) => candidate.movesClock !== true))
+        loads.push(await measure(scenario, single))
+      for (const scenario of relevant.filter(isBatches))
+        ledgerBatches.push(...(await measureBatches(settings, scenario, context, single, tag)))
 
       const replicate = launched.replicate
       if (replicate !== undefined) {
         // A --quick run scales the request scenarios only (the lifecycles' scaling is a full run's).
-        const scaling = scenarios.filter(
-          (scenario) =>
-            scenario.scaling === true && runsOn(settings, scenario, target.backend) && !(settings.quick && scenario.kind === 'flow'),
-        )
+        const scaling = scenarios
+          .filter(isLoad)
+          .filter(
+            (scenario) =>
+              scenario.scaling === true && runsOn(settings, scenario, target.backend) && !(settings.quick && scenario.kind === 'flow'),
+          )
         // The scaling runs; without any (--only), still one more process, for the warm start.
         if (scaling.length > 0 || settings.only === undefined) {
           const scaled = await measureScaling(settings, scaling, target, server, replicate, measure)
@@ -197,9 +226,10 @@ export async function measureTargets(settings: Settings, list: Target[]): Promis
         }
       }
 
-      for (const scenario of relevant.filter((candidate) => candidate.movesClock === true)) loads.push(await measure(scenario, single))
+      for (const scenario of relevant.filter(isLoad).filter((candidate) => candidate.movesClock === true))
+        loads.push(await measure(scenario, single))
 
-      if (relevant.some((scenario) => scenario.kind === 'flow')) {
+      if (relevant.some((scenario) => scenario.kind !== 'request')) {
         const check = await ledgerCheck(server.baseUrl)
         ledgerChecks.push({ backendLabel: target.label, check })
         log(
@@ -214,7 +244,7 @@ export async function measureTargets(settings: Settings, list: Target[]): Promis
     }
     log(`  ${target.label} done in ${elapsedSeconds(phaseStart)}`)
   }
-  return { loads, startups, seeds, ledgerChecks, profiles }
+  return { loads, ledgerBatches, startups, seeds, ledgerChecks, profiles }
 }
 
 /**
@@ -223,9 +253,9 @@ export async function measureTargets(settings: Settings, list: Target[]): Promis
  * quiet, within the run's allowance (Settings.quietWait), and keeps the quieter of the two.
  */
 async function measureQuietly(
-  scenario: Scenario,
+  scenario: LoadScenario,
   serving: Serving,
-  measureOnce: (scenario: Scenario, serving: Serving) => Promise<LoadRow>,
+  measureOnce: (scenario: LoadScenario, serving: Serving) => Promise<LoadRow>,
 ): Promise<LoadRow> {
   const first = await measureOnce(scenario, serving)
   const noise = othersDuring(first)
@@ -250,11 +280,11 @@ async function measureQuietly(
  */
 async function measureScaling(
   settings: Settings,
-  scaling: readonly Scenario[],
+  scaling: readonly LoadScenario[],
   target: Target,
   primary: RunningServer,
   replicate: (name: string) => Promise<RunningServer>,
-  measure: (scenario: Scenario, serving: Serving) => Promise<LoadRow>,
+  measure: (scenario: LoadScenario, serving: Serving) => Promise<LoadRow>,
 ): Promise<{ rows: LoadRow[]; warmStart: StartupRow }> {
   const replicas: RunningServer[] = []
   const rows: LoadRow[] = []
@@ -417,6 +447,121 @@ async function measureFlow(settings: Settings, scenario: FlowScenario, prepared:
     summary: undefined,
     ...cpuOf(usage, generatorCpuPercent, background),
   }
+}
+
+/**
+ * The batch runs: the scenario's flow at each count of workers (Settings.batches) on the one
+ * process, each its own warm-up and measured window. A team (app and users) per worker, seeded
+ * once for the largest count under a tag of its own (the flows' teams have the run's tag).
+ */
+async function measureBatches(
+  settings: Settings,
+  scenario: BatchScenario,
+  context: ScenarioContext,
+  serving: Serving,
+  tag: string,
+): Promise<BatchRow[]> {
+  const largest = Math.max(...settings.batches.workers)
+  const teams = await context.shared(`${scenario.name} teams`, async () => {
+    const seeded = await seedFlowTeams(context.baseUrl, {
+      teams: largest,
+      usersPerTeam: settings.flowUsersPerWorker,
+      concurrency: settings.seedConcurrency,
+      tag: `${tag}b`,
+    })
+    const users = seeded.teams.reduce((sum, team) => sum + team.users.length, 0)
+    context.recordSeed({
+      purpose: `${scenario.name} (one app per worker)`,
+      made: `${seeded.teams.length} apps, ${users} users with wallet_address granted`,
+      items: users,
+      seconds: seeded.seedMs / 1000,
+    })
+    return seeded.teams
+  })
+  const rows: BatchRow[] = []
+  for (const workers of settings.batches.workers) {
+    rows.push(await measureBatchRun(settings, scenario, scenario.flow(teams.slice(0, workers), context.baseUrl), serving))
+  }
+  return rows
+}
+
+/**
+ * One batch run: the flow's warm-up and measured window, the process and PostgreSQL sampled meanwhile,
+ * and the ledger closer's histogram scraped as the window opens and as it closes: the batches closed
+ * in between are the difference. A lifecycle's submit may straddle an edge, so the batches and the
+ * lifecycles counted can differ by about the workers' number.
+ */
+async function measureBatchRun(settings: Settings, scenario: BatchScenario, prepared: PreparedFlow, serving: Serving): Promise<BatchRow> {
+  const { baseUrl, pid } = serving.servers[0] as RunningServer
+  const workers = prepared.lifecycles.length
+  const where = `${describeServing(serving)}, ${workers} worker${workers === 1 ? '' : 's'}`
+  const background = await quietMachine(settings, [pid])
+  const sampler = new ProcessSampler([pid], 200)
+  // A scrape answers the histogram, or why there is none; it never rejects, as it runs unawaited during the flow.
+  const scrape = (): Promise<BatchHistogram | string> =>
+    readBatchHistogram(baseUrl, METRICS_TOKEN).then(
+      (found) => found ?? NO_BATCH_METRIC,
+      (error: unknown) => `no batch figures: ${describeError(error)}`,
+    )
+  const window: { before?: Promise<BatchHistogram | string>; after?: Promise<BatchHistogram | string>; usage?: Promise<ProcessUsage> } = {}
+  let hrStart = 0n
+  const flow = await runFlow({
+    baseUrl,
+    lifecycles: prepared.lifecycles,
+    warmupSeconds: settings.batches.warmupSeconds,
+    durationSeconds: settings.batches.durationSeconds,
+    onMeasureStart: () => {
+      window.before = scrape()
+      sampler.start()
+      hrStart = process.hrtime.bigint()
+    },
+    onMeasureEnd: () => {
+      window.usage = sampler.stop()
+      window.after = scrape()
+      serving.profile?.windows.push({ label: `${scenario.name}, ${where}`, startNs: hrStart, endNs: process.hrtime.bigint() })
+    },
+  })
+  const usage = window.usage === undefined ? undefined : await window.usage
+  const before = (await window.before) ?? 'no batch figures: the measured window never opened'
+  const after = (await window.after) ?? 'no batch figures: the measured window never closed'
+  const missing = typeof before === 'string' ? before : typeof after === 'string' ? after : undefined
+  const batches = typeof before === 'string' || typeof after === 'string' ? undefined : batchesBetween(before, after)
+  const submit = flow.steps.find((step) => step.name === 'submit')
+  log(
+    `  ${scenario.name} (${where}): ${formatNumber(flow.lifecyclesPerSecond, 1)} lifecycles/s (${flow.lifecycles} in ${flow.measuredSeconds.toFixed(1)} s), ` +
+      `p50 ${formatLatency(flow.latencyP50)} ms, p99 ${formatLatency(flow.latencyP99)} ms, submit mean ${submit?.meanMs.toFixed(1) ?? '?'} ms ` +
+      `p99 ${submit?.p99Ms.toFixed(1) ?? '?'} ms, ${flow.errors + flow.warmupErrors} errors, CPU: server ${usage?.cpuPercent?.toFixed(0) ?? '?'}%, ` +
+      `PostgreSQL ${usage?.postgresCpuPercent?.toFixed(0) ?? '?'}%`,
+  )
+  log(
+    batches === undefined
+      ? `    ${missing ?? NO_BATCH_METRIC}`
+      : `    batches: ${batches.batches} closed, ${batches.meanPerBatch?.toFixed(2) ?? '–'} transactions each on average; by size: ` +
+          (batches.sizes.map((bin) => `${bin.sizes} × ${bin.batches}`).join(', ') || 'none'),
+  )
+  const problems = await prepared.verify()
+  const row: BatchRow = {
+    scenario: scenario.name,
+    backendLabel: serving.target.label,
+    workers,
+    flow,
+    errors: flow.errors + flow.warmupErrors,
+    problems,
+    batches,
+    batchesMissing: missing,
+    serverCpuPercent: usage?.cpuPercent,
+    postgresCpuPercent: usage?.postgresCpuPercent,
+    machineCpuPercent: usage?.machineCpuPercent,
+    backgroundCpuPercent: background,
+  }
+  if (batchInvalid(row)) {
+    shout([
+      `ERRORS in ${scenario.name} on ${where}: every lifecycle must succeed and leave nothing open; these numbers are not valid.`,
+      ...flow.failures.flatMap((failure) => [`${failure.count} × ${failure.key}`, `    e.g. ${failure.example}`]),
+      ...problems.slice(0, 20),
+    ])
+  }
+  return row
 }
 
 /** What names a row: the scenario, where it ran, and its unit. */

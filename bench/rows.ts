@@ -2,7 +2,7 @@
  * The rows a bench run measures (bench/measure.ts) and the report renders (bench/report/), with
  * the judgements both make of a row: whether it is invalid, and how busy the rest of the machine was.
  */
-import type { Backend, FlowResult, LedgerCheck, LoadResult, SeedRecord } from './lib.js'
+import type { Backend, BatchWindow, FlowResult, LedgerCheck, LoadResult, SeedRecord } from './lib.js'
 
 /** One measured row: a request scenario (autocannon, req/s or items/s) or a flow scenario (runFlow, lifecycles/s). */
 export interface LoadRow {
@@ -41,6 +41,26 @@ export interface LoadRow {
   backgroundCpuPercent: number | undefined
 }
 
+/** One ledger batch run (A2U batches): a count of workers on one Plinth process, and the batches its submits were closed in. */
+export interface BatchRow {
+  scenario: string
+  backendLabel: string
+  workers: number
+  flow: FlowResult
+  /** Failed lifecycles, warm-up included. */
+  errors: number
+  /** What the server's state showed afterwards (open payments, sequences that drifted). */
+  problems: string[]
+  /** Batches closed during the measured window; undefined when they could not be read (batchesMissing says why). */
+  batches: BatchWindow | undefined
+  batchesMissing: string | undefined
+  /** In % of one core over the measured window, as on LoadRow. */
+  serverCpuPercent: number | undefined
+  postgresCpuPercent: number | undefined
+  machineCpuPercent: number | undefined
+  backgroundCpuPercent: number | undefined
+}
+
 export interface StartupRow {
   label: string
   startupMs: number
@@ -62,6 +82,10 @@ export interface LedgerRow {
 
 export function invalid(row: LoadRow): boolean {
   return row.errors > 0 || (row.detail.kind === 'flow' && row.detail.problems.length > 0)
+}
+
+export function batchInvalid(row: BatchRow): boolean {
+  return row.errors > 0 || row.problems.length > 0
 }
 
 export function percent(value: number | undefined): string {

@@ -21,7 +21,7 @@ import { cpuProfileReport, findCpuProfile } from './profile.js'
 import { quietAllowance } from './quiet.js'
 import { type Report, whereLabel } from './report/common.js'
 import { KEPT_SECTIONS, renderReport, resultsJson } from './report/document.js'
-import { invalid } from './rows.js'
+import { batchInvalid, invalid } from './rows.js'
 import { scenarios } from './scenarios.js'
 import { REPORT, ROOT, readSettings, type Settings } from './settings.js'
 import { measureDiskStartup } from './startup.js'
@@ -88,7 +88,7 @@ async function main(): Promise<void> {
 
   const profileDir = settings.cpuProf ? mkdtempSync(join(tmpdir(), 'plinth-bench-profile-')) : undefined
   const nodeArgs = profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDir]
-  const { loads, startups, seeds, ledgerChecks, profiles } = await measureTargets(
+  const { loads, ledgerBatches, startups, seeds, ledgerChecks, profiles } = await measureTargets(
     settings,
     targets(databaseUrl, nodeArgs).filter((target) => settings.pglite || target.backend !== 'pglite'),
   )
@@ -104,6 +104,7 @@ async function main(): Promise<void> {
     postgres,
     date: new Date().toISOString(),
     loads,
+    ledgerBatches,
     startups: [...memoryRows, ...disk, ...postgresRows],
     seeds,
     ledgerChecks,
@@ -129,6 +130,11 @@ async function main(): Promise<void> {
   const failed = loads.filter(invalid)
   if (failed.length > 0) {
     log(`!!! ${failed.length} scenario(s) had errors: ${failed.map((row) => `${row.scenario} on ${whereLabel(row)}`).join(', ')}`)
+    process.exitCode = 1
+  }
+  const failedBatches = ledgerBatches.filter(batchInvalid)
+  if (failedBatches.length > 0) {
+    log(`!!! ${failedBatches.length} ledger batch run(s) had errors: ${failedBatches.map((row) => `${row.workers} workers`).join(', ')}`)
     process.exitCode = 1
   }
   const unbalanced = ledgerChecks.filter((row) => !row.check.ok)

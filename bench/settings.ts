@@ -31,6 +31,8 @@ export interface Settings {
   /** Concurrent workers of a flow scenario, each with its own app and users. */
   flowWorkers: number
   flowUsersPerWorker: number
+  /** The ledger batch runs (A2U batches): one per count of workers, each with its own short warm-up and measured window. */
+  batches: { workers: number[]; warmupSeconds: number; durationSeconds: number }
   pgbench: { scale: number; clients: number; threads: number; seconds: number }
   /** Only the scenarios whose name contains this (case-insensitive); no startup on disk, nothing written. */
   only: string | undefined
@@ -71,12 +73,12 @@ export function readSettings(): Settings & { postgres: boolean; pglite: boolean 
     process.stdout.write(
       'npm run bench [-- --quick] [--write] [--no-postgres] [--only <text>] [--cpu-prof] [--json [file]]\n' +
         '  --quick        less data, 8 flow workers, 0.5 s warm-up, 2 s runs, every scenario but GET /v2/me on PostgreSQL only,\n' +
-        '                 scaling to 2 processes and of the request scenarios only, no startup on disk (under a minute);\n' +
+        '                 scaling to 2 processes and of the request scenarios only, 1.5 s batch runs, no startup on disk (under a minute);\n' +
         '                 prints only (unless --write)\n' +
         '  --write        write BENCHMARKS.md (always done by a full run)\n' +
         '  --no-postgres  skip Plinth on PostgreSQL (and pgbench) even when one is reachable\n' +
         '  --no-pglite    skip Plinth on PGlite (a partial run: writes nothing)\n' +
-        '  --only <text>  only the scenarios whose name contains <text>, e.g. --only A2U (writes nothing)\n' +
+        '  --only <text>  only the scenarios whose name contains <text>, e.g. --only A2U, --only "A2U batches" (writes nothing)\n' +
         "  --cpu-prof     profile Plinth's servers (node --cpu-prof) and print where their CPU went during each flow (writes nothing)\n" +
         `  --json [file]  also write the run's results as JSON (default ${DEFAULT_JSON}), to compare runs\n`,
     )
@@ -109,6 +111,7 @@ export function readSettings(): Settings & { postgres: boolean; pglite: boolean 
     quietWait: quick ? { perMeasurementSeconds: 0, totalSeconds: 0 } : { perMeasurementSeconds: 15, totalSeconds: 60 },
     flowWorkers: quick ? 8 : 16,
     flowUsersPerWorker: quick ? 4 : 8,
+    batches: { workers: [1, 4, 16, 64], warmupSeconds: quick ? 0.5 : 1, durationSeconds: quick ? 1.5 : 5 },
     pgbench: { scale: 10, clients: 16, threads: 2, seconds: quick ? 2 : 10 },
     only,
     cpuProf,

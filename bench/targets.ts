@@ -37,6 +37,13 @@ export interface Target {
 /** The request log of Plinth's servers: off (production's default) unless `PLINTH_REQUEST_LOG=on npm run bench`. */
 export const REQUEST_LOG = process.env.PLINTH_REQUEST_LOG === 'on' ? 'on' : 'off'
 
+/**
+ * The bearer token of every Plinth server's `GET /metrics` (PLINTH_METRICS_TOKEN), which the batch
+ * runs read the ledger closer's histogram from. Sandbox mode would serve /metrics open without one;
+ * with it the benchmark reads /metrics as an operator in production does (src/system/metrics.ts).
+ */
+export const METRICS_TOKEN = randomBytes(24).toString('hex')
+
 /** nodeArgs go before the script: `--cpu-prof …` when profiling. */
 export function plinthSpec(name: string, env: Record<string, string>, nodeArgs: readonly string[] = []): ServerSpec {
   return {
@@ -54,6 +61,7 @@ export function plinthSpec(name: string, env: Record<string, string>, nodeArgs: 
       PLINTH_REQUEST_LOG: REQUEST_LOG,
       PLINTH_RATE_LIMIT_KEY_PER_MINUTE: '1000000000',
       PLINTH_RATE_LIMIT_TOKEN_PER_MINUTE: '1000000000',
+      PLINTH_METRICS_TOKEN: METRICS_TOKEN,
       ...env,
     },
   }

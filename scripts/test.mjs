@@ -3,11 +3,13 @@
 // DATABASE_URL when it is set. Each test platform makes its own database (PGlite in memory)
 // or schema (PostgreSQL), so runs never share state. Extra arguments are test files or folders
 // (a folder: every *.test.ts under it); `--backend=pglite` or `--backend=postgres` runs on that
-// one backend only (postgres needs DATABASE_URL).
+// one backend only (postgres needs DATABASE_URL); `--list` prints the files each pass would run,
+// and runs nothing.
 //
 // Files that touch no database (RUN_ONCE) run on the first backend only: a second pass would run
-// the same code again. Before the PGlite pass, the migrated image every PGlite test platform starts
-// from is made once (test/helpers/pglite-image.ts) and named to the tests in PLINTH_PGLITE_IMAGE.
+// the same code again. So do the CLI's suites (CLI_SUITES): the API suites check their server on
+// both. Before the PGlite pass, the migrated image every PGlite test platform starts from is made
+// once (test/helpers/pglite-image.ts) and named to the tests in PLINTH_PGLITE_IMAGE.
 // The tests run compiled, from the mirror scripts/test-build.mjs makes, without a loader hook, and
 // about FILES_PER_SHARD files of one backend share one process (a shard, a suite named
 // `<backend>: shard i of n` in the report); CONCURRENCY shards run at a time.
@@ -27,10 +29,21 @@ const BACKENDS = ['pglite', 'postgres']
  * if it reads neither PLINTH_TEST_DB (TEST_DB) nor DATABASE_URL, directly or through a helper.
  */
 const RUN_ONCE = ['test/unit/', 'test/integration/examples.test.ts', 'test/integration/doc-snippets.test.ts']
-const runsOnce = (file) => RUN_ONCE.some((entry) => (entry.endsWith('/') ? file.startsWith(entry) : file === entry))
+/**
+ * The CLI's suites, which run in the first pass only too, though they start a platform on its
+ * backend: `plinth` is a client of the HTTP API (and `plinth start` starts the server `npm start`
+ * does), and what the server does on each backend is the API suites' to check, on both. The
+ * PostgreSQL pass spawned the same commands against the same routes again (in CI, cli-fixtures
+ * took 78 s of it and cli-start 53 s). What they reach that no API suite covers keeps both passes in a file of its own
+ * (cli-snapshot-files.test.ts); the case that needs PostgreSQL (db:migrate, in cli-start) uses
+ * the server itself in any pass.
+ */
+const CLI_SUITES = ['test/integration/cli.test.ts', 'test/integration/cli-fixtures.test.ts', 'test/integration/cli-start.test.ts']
+const runsOnce = (file) => [...RUN_ONCE, ...CLI_SUITES].some((entry) => (entry.endsWith('/') ? file.startsWith(entry) : file === entry))
 const args = process.argv.slice(2)
 const chosen = args.filter((arg) => arg.startsWith('--backend=')).map((arg) => arg.slice('--backend='.length))
-const given = args.filter((arg) => !arg.startsWith('--backend='))
+const listOnly = args.includes('--list')
+const given = args.filter((arg) => !arg.startsWith('--backend=') && arg !== '--list')
 for (const backend of chosen) {
   if (!BACKENDS.includes(backend)) {
     console.error(`--backend=${backend}: expected one of ${BACKENDS.join(', ')}`)
@@ -61,6 +74,16 @@ if (chosen.length > 0) {
   else console.log('DATABASE_URL is not set: running on PGlite only')
 }
 
+const passes = backends.map((backend, index) => ({
+  backend,
+  files: index === 0 ? files : files.filter((file) => !runsOnce(file)),
+}))
+if (listOnly) {
+  for (const { backend, files: pass } of passes)
+    console.log(`${backend}: ${pass.length} files\n${pass.map((file) => `  ${file}\n`).join('')}`)
+  process.exit(0)
+}
+
 const build = await buildTests()
 /** About this many test files share one process (scripts/test-build.mjs: writeShards). */
 const FILES_PER_SHARD = 8
@@ -88,8 +111,7 @@ function pgliteImage() {
 }
 
 let failed = false
-for (const [index, backend] of backends.entries()) {
-  const pass = index === 0 ? files : files.filter((file) => !runsOnce(file))
+for (const [index, { backend, files: pass }] of passes.entries()) {
   if (pass.length === 0) continue
   const shards = writeShards(build, pass, FILES_PER_SHARD, backend)
   console.log(

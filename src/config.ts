@@ -32,6 +32,8 @@ export interface Config {
   rateLimitTokenPerMinute: number
   /** Bounds of the ledger's event streams (docs/ledger.md, "Streaming"). */
   streams: StreamLimits
+  /** Bounds of the ledger closer (docs/ledger.md, "Ledgers close in batches"); the defaults when absent. */
+  ledgerCloser?: LedgerCloserLimits
   /**
    * Whether /v2 calls are written to the request log (PLINTH_REQUEST_LOG): `true` every app's,
    * `false` none; unset, every app's in sandbox mode and, in production, the apps whose owner
@@ -130,6 +132,24 @@ export interface StreamLimits {
   maxLifetimeSeconds: number
   /** Milliseconds between reads of the newest ledger while streams are open: a lost notification delays by at most this. */
   pollMs: number
+}
+
+/** Bounds of the ledger closer, per process (src/ledger/ledger-closer.ts). */
+export interface LedgerCloserLimits {
+  /** Most transactions in one ledger. */
+  maxBatch: number
+  /** Milliseconds the closer waits for more transactions before closing a ledger below `maxBatch` (0: none). */
+  maxWaitMs: number
+  /** Transactions waiting for a ledger, beyond the batch being applied; past it, 503 with Retry-After. */
+  maxQueue: number
+}
+
+export function ledgerCloserLimits(env: NodeJS.ProcessEnv = {}): LedgerCloserLimits {
+  return {
+    maxBatch: integer(env, 'PLINTH_LEDGER_BATCH_MAX', 256, 1, 4_096),
+    maxWaitMs: integer(env, 'PLINTH_LEDGER_BATCH_WAIT_MS', 0, 0, 1_000),
+    maxQueue: integer(env, 'PLINTH_LEDGER_QUEUE_MAX', 4_096, 1, 1_000_000),
+  }
 }
 
 export class ConfigError extends Error {
@@ -300,6 +320,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     rateLimitKeyPerMinute: integer(env, 'PLINTH_RATE_LIMIT_KEY_PER_MINUTE', 60_000, 0, 1_000_000_000),
     rateLimitTokenPerMinute: integer(env, 'PLINTH_RATE_LIMIT_TOKEN_PER_MINUTE', 1_200, 0, 1_000_000_000),
     streams: streamLimits(env),
+    ledgerCloser: ledgerCloserLimits(env),
     requestLog,
     metricsToken,
     allowedHosts: allowedHostsSetting(env),

@@ -71,13 +71,15 @@ export function defineFlow<W>(definition: FlowDefinition<W>): FlowScenario {
     kind: 'flow',
     ...traitsOf(definition),
     unit: definition.unit ?? 'lifecycles',
-    async prepare(context) {
-      const workers = await definition.setup(context)
-      return {
-        lifecycles: workers.map((worker) => (client: FlowClient) => definition.lifecycle(worker, client)),
-        verify: async () => (definition.verify === undefined ? [] : definition.verify(workers, context.baseUrl)),
-      }
-    },
+    prepare: async (context) => preparedFlow(definition, await definition.setup(context), context.baseUrl),
+  }
+}
+
+/** A flow definition's lifecycle looped by these workers (the batch runs make their own, at several counts). */
+export function preparedFlow<W>(definition: Pick<FlowDefinition<W>, 'lifecycle' | 'verify'>, workers: W[], baseUrl: string): PreparedFlow {
+  return {
+    lifecycles: workers.map((worker) => (client: FlowClient) => definition.lifecycle(worker, client)),
+    verify: async () => (definition.verify === undefined ? [] : definition.verify(workers, baseUrl)),
   }
 }
 
@@ -238,8 +240,8 @@ export interface FlowResult {
   warmupLifecycles: number
   warmupErrors: number
   failures: FlowFailure[]
-  /** Mean ms each step adds to a counted lifecycle, in the order the steps first ran. */
-  steps: Array<{ name: string; meanMs: number }>
+  /** Mean ms each step adds to a counted lifecycle, and the p99 of its single calls, in the order the steps first ran. */
+  steps: Array<{ name: string; meanMs: number; p99Ms: number }>
   /** Mean HTTP requests per counted lifecycle. */
   requestsPerLifecycle: number
 }
@@ -261,7 +263,7 @@ export async function runFlow(options: FlowOptions): Promise<FlowResult> {
   let measureStartedAt = 0
   let measureEndedAt = 0
   const latencies: number[] = []
-  const stepTotals = new Map<string, number>()
+  const stepTimes = new Map<string, number[]>()
   let requests = 0
   let warmupLifecycles = 0
   let warmupErrors = 0
@@ -307,7 +309,11 @@ export async function runFlow(options: FlowOptions): Promise<FlowResult> {
       } else if (phase === 'measure') {
         latencies.push(performance.now() - startedAt)
         requests += client.requests
-        for (const step of client.steps) stepTotals.set(step.name, (stepTotals.get(step.name) ?? 0) + step.ms)
+        for (const step of client.steps) {
+          const times = stepTimes.get(step.name)
+          if (times === undefined) stepTimes.set(step.name, [step.ms])
+          else times.push(step.ms)
+        }
       }
     }
   }
@@ -335,7 +341,10 @@ export async function runFlow(options: FlowOptions): Promise<FlowResult> {
     warmupLifecycles,
     warmupErrors,
     failures: [...failures.values()].sort((a, b) => b.count - a.count),
-    steps: [...stepTotals].map(([name, total]) => ({ name, meanMs: count === 0 ? 0 : total / count })),
+    steps: [...stepTimes].map(([name, times]) => {
+      const sortedTimes = [...times].sort((a, b) => a - b)
+      return { name, meanMs: count === 0 ? 0 : times.reduce((sum, ms) => sum + ms, 0) / count, p99Ms: percentile(sortedTimes, 0.99) }
+    }),
     requestsPerLifecycle: count === 0 ? 0 : requests / count,
   }
 }

@@ -4,7 +4,7 @@
  * of the machine was).
  */
 import type { MachineInfo, PgbenchResult } from '../lib.js'
-import { type LedgerRow, type LoadRow, percent, type SeedRow, type StartupRow } from '../rows.js'
+import { type BatchRow, type LedgerRow, type LoadRow, percent, type SeedRow, type StartupRow } from '../rows.js'
 import { BUSY_MACHINE_PERCENT, type Settings } from '../settings.js'
 
 export interface Report {
@@ -13,6 +13,8 @@ export interface Report {
   postgres: string | undefined
   date: string
   loads: LoadRow[]
+  /** The ledger batch runs (A2U batches), one per count of workers. */
+  ledgerBatches: BatchRow[]
   startups: StartupRow[]
   seeds: SeedRow[]
   ledgerChecks: LedgerRow[]
@@ -36,4 +38,9 @@ export function postgresCpu(row: LoadRow): number | undefined {
 
 export function flagged(value: number | undefined): string {
   return `${percent(value)}${(value ?? 0) > BUSY_MACHINE_PERCENT ? ' ⚠' : ''}`
+}
+
+/** CPU milliseconds per unit of work, from a % of one core over a run at `throughput` units/s. */
+export function cpuMsPer(cpuPercent: number | undefined, throughput: number): number | undefined {
+  return cpuPercent === undefined || throughput <= 0 ? undefined : (cpuPercent / 100) * (1000 / throughput)
 }

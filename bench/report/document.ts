@@ -3,8 +3,9 @@
  * from the previous BENCHMARKS.md; and the same results as JSON.
  */
 import { packageVersion } from '../lib.js'
-import { invalid } from '../rows.js'
+import { batchInvalid, invalid } from '../rows.js'
 import { ROOT } from '../settings.js'
+import { batchesSection } from './batches.js'
 import { type Report, whereLabel } from './common.js'
 import { notes } from './notes.js'
 import { scalingModel, scalingNote, scalingTable } from './scaling.js'
@@ -38,6 +39,13 @@ export function renderReport(report: Report, preserved: string | undefined): str
       `> **Warning: ${failed.map((row) => `${row.scenario} on ${whereLabel(row)}`).join(', ')} had errors; those rows are not valid measurements.**`,
     )
   }
+  const failedBatches = report.ledgerBatches.filter(batchInvalid)
+  if (failedBatches.length > 0) {
+    header.push(
+      '',
+      `> **Warning: the ledger batch runs at ${failedBatches.map((row) => row.workers).join(', ')} workers had errors; those rows are not valid measurements.**`,
+    )
+  }
   const unbalanced = report.ledgerChecks.filter((row) => !row.check.ok)
   if (unbalanced.length > 0) {
     header.push('', `> **Warning: the ledger check failed on ${unbalanced.map((row) => row.backendLabel).join(', ')} after the flows.**`)
@@ -53,6 +61,7 @@ export function renderReport(report: Report, preserved: string | undefined): str
           `## Payment lifecycles\n\n${flowTable(report.loads)}\n\nThe step times are the mean milliseconds each step adds to a counted lifecycle, seen from the load generator ` +
             '(a request’s time includes waiting for a connection and the server’s queue; `sign` is building and signing the transaction in the load generator).',
           `### The ledger’s books after the flows (\`GET /sandbox/ledger/check\`)\n\n${ledgerTable(report.ledgerChecks)}`,
+          ...(report.ledgerBatches.length === 0 ? [] : [`## Ledger batches\n\n${batchesSection(report.ledgerBatches, settings)}`]),
           `## pgbench\n\n${pgbench}`,
         ]
   const scaling = scalingTable(report.loads)

@@ -1,7 +1,19 @@
-/** The payment lifecycles (A2U and U2A): workers, their signing keys, and what each leaves behind. */
+/** The payment lifecycles (A2U and U2A, and A2U at several counts of workers): workers, their signing keys, and what each leaves behind. */
 import { createPrivateKey, type KeyObject, sign } from 'node:crypto'
 import { Account, Asset, Keypair, Memo, Operation, TransactionBuilder, xdr } from '@stellar/stellar-base'
-import { defineFlow, type FlowClient, type FlowTeam, type FlowUser, flowExpect, flowString, getJson, jsonAt } from '../lib.js'
+import {
+  type BatchScenario,
+  defineFlow,
+  type FlowClient,
+  type FlowDefinition,
+  type FlowTeam,
+  type FlowUser,
+  flowExpect,
+  flowString,
+  getJson,
+  jsonAt,
+  preparedFlow,
+} from '../lib.js'
 import { AMOUNT, AMOUNT_TEXT } from './common.js'
 
 /** The app's server completes the payment with the transaction's hash (the last step of both lifecycles). */
@@ -18,7 +30,7 @@ interface Worker {
   started: number
 }
 
-function workersOf(teams: FlowTeam[]): Worker[] {
+function workersOf(teams: readonly FlowTeam[]): Worker[] {
   return teams.map((team, index) => ({ index, team, started: 0 }))
 }
 
@@ -109,19 +121,18 @@ async function leftovers<W extends Worker>(
   return problems
 }
 
+function a2uWorkers(teams: readonly FlowTeam[]): A2UWorker[] {
+  return workersOf(teams).map((worker) => ({ ...worker, signer: signerOf(worker.team.app.walletSeed), account: undefined }))
+}
+
 // App to user: the app's server creates the payment, pays it on the ledger itself (signing with its
 // wallet seed, the payment identifier as memo), then completes it with the transaction's hash.
-export const a2uLifecycle = defineFlow<A2UWorker>({
+const a2u: FlowDefinition<A2UWorker> = {
   name: 'A2U lifecycle',
   backends: ['pglite', 'postgres'],
   quickBackends: ['postgres'],
   scaling: true,
-  setup: async (context) =>
-    workersOf(await context.flowTeams()).map((worker) => ({
-      ...worker,
-      signer: signerOf(worker.team.app.walletSeed),
-      account: undefined,
-    })),
+  setup: async (context) => a2uWorkers(await context.flowTeams()),
   async lifecycle(worker, client) {
     const user = nextUser(worker)
     const key = serverKey(worker)
@@ -151,7 +162,17 @@ export const a2uLifecycle = defineFlow<A2UWorker>({
     }
   },
   verify: (workers, baseUrl) => leftovers(workers, baseUrl, (worker) => worker.account),
-})
+}
+export const a2uLifecycle = defineFlow(a2u)
+
+// The A2U lifecycle at 1, 4, 16 and 64 workers, with the batches the ledger closer made of their
+// submits (Settings.batches; measure.ts seeds a team per worker).
+export const a2uBatches: BatchScenario = {
+  kind: 'batches',
+  name: 'A2U batches',
+  backends: ['postgres'],
+  flow: (teams, baseUrl) => preparedFlow(a2u, a2uWorkers(teams), baseUrl),
+}
 
 // User to app: the user starts the payment (client SDK), the app's server approves it, the
 // platform's wallet signs and submits the user's transaction, and the app's server completes it.

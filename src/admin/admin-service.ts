@@ -213,10 +213,11 @@ export function adminServiceFactory(deps: { db: Kysely<DB>; clock: Clock; secret
               .addOperation(Operation.payment({ destination: target.wallet_address, asset: Asset.native(), amount: formatAmount(stroops) }))
               .addMemo(Memo.text(ISSUE_MEMO))
               .build()
-            tx.signatures.push(signWithSeed(from.seed, tx.hash()))
+            tx.signatures.push(signWithSeed(from.seed, tx.hash(), from.address))
             return tx.toEnvelope().toXDR('base64')
           },
           {
+            accounts: [from.address, target.wallet_address],
             afterApply: async (trx, tx) => {
               await audit.lock(trx)
               await input.beforeRecord?.(trx, stroops)

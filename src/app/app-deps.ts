@@ -19,7 +19,9 @@ export interface AppDeps {
     | 'adVerdictDelaySeconds'
     | 'rateLimitKeyPerMinute'
     | 'rateLimitTokenPerMinute'
-  > & { streams?: StreamLimits } & Partial<Pick<Config, 'requestLog' | 'metricsToken' | 'allowedHosts' | 'accounts' | 'portal'>>
+  > & { streams?: StreamLimits } & Partial<
+      Pick<Config, 'requestLog' | 'metricsToken' | 'allowedHosts' | 'accounts' | 'portal' | 'ledgerCloser'>
+    >
   /** Encrypts wallet seeds held by the platform. */
   secretKey: Buffer
   /** Readiness probe of the database. */

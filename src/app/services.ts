@@ -14,7 +14,6 @@ import { type StreamHub, streamHub } from '../ledger/horizon/streaming.js'
 import { drawnLedger, ledgerRepo, worldStartLedger } from '../ledger/ledger-repo.js'
 import { type LedgerService, ledgerServiceFactory } from '../ledger/ledger-service.js'
 import { type LedgerTip, ledgerTip } from '../ledger/ledger-tip.js'
-import type { HookRefusal, OnTransactionApplied } from '../ledger/ledger-types.js'
 import { EMPTY_BALANCES, ledgerWallets, STARTING_BALANCES } from '../ledger/wallets.js'
 import { type NotificationsService, notificationsServiceFactory } from '../notifications/notifications-service.js'
 import { linkPayments, paymentsLedger } from '../payments/payments-ledger.js'
@@ -66,25 +65,6 @@ export interface Services {
 }
 
 /**
- * The one cycle among the services, made explicit: the ledger calls payments back inside the
- * transaction that applies a ledger transaction (so a payment's link commits with the
- * transaction that pays it, or the transaction is refused), and payments submit to the ledger.
- * The ledger is built with this forwarder; it is bound once payments exist.
- */
-function transactionAppliedHook(): { call: OnTransactionApplied; bind(hook: OnTransactionApplied): void } {
-  let bound: OnTransactionApplied | undefined
-  return {
-    call: async (trx, tx): Promise<HookRefusal | undefined> => {
-      if (bound === undefined) throw new Error('a ledger transaction was applied before payments were linked to the ledger')
-      return (await bound(trx, tx)) ?? undefined
-    },
-    bind(hook) {
-      bound = hook
-    },
-  }
-}
-
-/**
  * Builds every service, each after what it uses. `log` is the application's logger: background
  * work (the ledger tip, the revocation feed, the sandbox state) reports its errors there.
  */
@@ -104,12 +84,16 @@ export function buildServices(deps: AppDeps, log: FastifyBaseLogger): Services {
     pollMs: limits.pollMs,
     onError: (error) => log.warn({ err: error }, 'could not follow the ledger tip'),
   })
-  const paymentsLink = transactionAppliedHook()
   const ledger = ledgerServiceFactory({
     db,
     clock,
-    onTransactionApplied: paymentsLink.call,
-    onLedgerClosed: (closed) => tip.closed(closed),
+    closer: config.ledgerCloser,
+    // A payment's link commits with the transaction that pays it, or the transaction is refused.
+    hook: linkPayments(clock),
+    onLedgerClosed: (closed, transactions) => {
+      tip.closed(closed)
+      metrics.ledgerBatch(transactions)
+    },
   })
   const streams = streamHub({
     tip,
@@ -119,6 +103,7 @@ export function buildServices(deps: AppDeps, log: FastifyBaseLogger): Services {
     drawnLedger: () => drawnLedger(db),
     log,
   })
+  metrics.gauge('plinth_ledger_closer_waiting', "Transactions waiting for this process's ledger closer", () => ledger.closerWaiting())
   metrics.gauge('plinth_ledger_streams_open', 'Ledger event streams (SSE) open in this process', () => streams.usage().open)
   metrics.gauge(
     'plinth_ledger_stream_clients',
@@ -164,7 +149,6 @@ export function buildServices(deps: AppDeps, log: FastifyBaseLogger): Services {
     userSeed: identity.openWalletSeed,
     ledger: paymentsLedger(ledger),
   })
-  paymentsLink.bind(linkPayments(() => payments))
 
   const ads = adsServiceFactory({ db, clock, verdictDelayMs: config.adVerdictDelaySeconds * 1000 })
   const notifications = notificationsServiceFactory({ db, clock })

@@ -101,3 +101,66 @@ export function coalescingReader<V>(
     },
   }
 }
+
+/**
+ * Coalesced writes: concurrent writes of one kind (a payment's create, its complete) share one
+ * statement per round trip, scheduled as the reads above are: a write goes out at the end of the
+ * turn of the event loop it was made in, with every write of its kind made in that turn, so it is
+ * never sent before it was asked for, and with no concurrency it costs only that wait.
+ *
+ * `write` answers one result per item, in the items' order, in one statement (its rows commit
+ * together or not at all). Should that statement fail, each of its items is written again alone,
+ * so an item that breaks a constraint fails only its own caller.
+ */
+export interface CoalescingWriter<I, O> {
+  run(item: I): Promise<O>
+}
+
+export function coalescingWriter<I, O>(write: (items: I[]) => Promise<O[]>, options: CoalesceOptions = {}): CoalescingWriter<I, O> {
+  const maxInFlight = options.maxInFlight ?? 2
+  const maxBatch = options.maxBatch ?? 256
+  let pending: Array<{ item: I; resolve(value: O): void; reject(error: unknown): void }> = []
+  let inFlight = 0
+  let scheduled = false
+
+  function schedule(): void {
+    if (scheduled || inFlight >= maxInFlight || pending.length === 0) return
+    scheduled = true
+    setImmediate(flush)
+  }
+
+  function flush(): void {
+    scheduled = false
+    while (inFlight < maxInFlight && pending.length > 0) {
+      const batch = pending.slice(0, maxBatch)
+      pending = pending.slice(batch.length)
+      inFlight++
+      void run(batch).finally(() => {
+        inFlight--
+        schedule()
+      })
+    }
+  }
+
+  async function run(batch: typeof pending): Promise<void> {
+    try {
+      const results = await write(batch.map((waiter) => waiter.item))
+      for (const [index, waiter] of batch.entries()) waiter.resolve(results[index] as O)
+    } catch (error) {
+      if (batch.length === 1) {
+        ;(batch[0] as (typeof batch)[number]).reject(error)
+        return
+      }
+      for (const waiter of batch) await run([waiter])
+    }
+  }
+
+  return {
+    run(item) {
+      return new Promise<O>((resolve, reject) => {
+        pending.push({ item, resolve, reject })
+        schedule()
+      })
+    },
+  }
+}

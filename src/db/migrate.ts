@@ -17,6 +17,7 @@ import * as ledgerCloseTime from './migrations/0015-ledger-close-time.js'
 import * as accounts from './migrations/0016-accounts.js'
 import * as portal from './migrations/0017-portal.js'
 import * as requestLogDetails from './migrations/0018-request-log-details.js'
+import * as ledgerBatches from './migrations/0019-ledger-batches.js'
 
 /** Ordered migrations. A new migration is a new file here, never an edit of an applied one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -38,6 +39,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0016-accounts': accounts,
   '0017-portal': portal,
   '0018-request-log-details': requestLogDetails,
+  '0019-ledger-batches': ledgerBatches,
 }
 
 /**

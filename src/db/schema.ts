@@ -210,6 +210,8 @@ export interface LedgerAccountsTable {
 export interface LedgerTransactionsTable {
   hash: string
   ledger: Text
+  /** The transaction's place in its ledger, from 1 (migration 0019: a ledger holds a batch). */
+  application_order: number
   network: 'Pi Testnet' | 'Pi Network'
   source_account: string
   source_account_sequence: Text
@@ -223,7 +225,7 @@ export interface LedgerTransactionsTable {
   result_xdr: string
   /** The ledger's close time: non-decreasing in ledger order (migration 0015). */
   created_at: Date
-  /** Stroops burned by fees up to and including this ledger (migration 0013). */
+  /** Stroops burned by fees up to and including this ledger (migration 0013); the same on every transaction of a ledger. */
   fee_pool: Text
   fee_meta_xdr: ColumnType<string, string | undefined, string>
   result_meta_xdr: ColumnType<string, string | undefined, string>
@@ -239,6 +241,8 @@ export interface LedgerPendingTable extends Omit<LedgerTransactionsTable, 'ledge
   op_to: string[]
   op_amount: string[]
   accounts: string[]
+  /** Migration 0019: the applying transaction's id (its default), by which the closing trigger finds its rows. */
+  xact: ColumnType<string, string | undefined, never>
 }
 
 export interface LedgerOperationsTable {

@@ -31,7 +31,7 @@ export interface EffectCursor {
 const INT64_MAX = 2n ** 63n - 1n
 
 export function effectsOf(op: LedgerOperation): LedgerEffect[] {
-  const operationId = BigInt(operationPagingToken(BigInt(op.ledger), op.index))
+  const operationId = BigInt(operationPagingToken(BigInt(op.ledger), op.applicationOrder, op.index))
   return [
     { operation: op, operationId, order: 1, type: 'account_credited', account: op.to, amount: op.amount },
     { operation: op, operationId, order: 2, type: 'account_debited', account: op.from, amount: op.amount },

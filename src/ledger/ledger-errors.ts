@@ -103,3 +103,15 @@ export function erasedByReplace(hash: string): HorizonProblem {
     { reason: 'world_replaced' },
   )
 }
+
+/**
+ * The closer has more transactions waiting than its bound (PLINTH_LEDGER_QUEUE_MAX): refused at
+ * once, before anything is applied, with 503 and Retry-After (docs/ledger.md, "Ledgers close in batches").
+ */
+export function busy(waiting: number): HorizonProblem {
+  return problem(
+    'service_unavailable',
+    `The ledger has ${waiting} transactions waiting to close, its limit: nothing was applied. Submit the transaction again in a second.`,
+    { reason: 'ledger_busy' },
+  )
+}

@@ -1,5 +1,5 @@
-import { type Kysely, sql } from 'kysely'
-import type { DB, LedgerPendingTable, LedgerTransactionsTable } from '../db/schema.js'
+import { type Kysely, type RawBuilder, sql } from 'kysely'
+import type { DB, LedgerTransactionsTable } from '../db/schema.js'
 
 /** Int8 and numeric values are read as text: a JS number would lose sequence numbers and amounts. */
 export interface AccountRow {
@@ -14,6 +14,7 @@ export interface AccountRow {
 export interface TransactionRow {
   hash: string
   ledger: string
+  application_order: number
   network: LedgerTransactionsTable['network']
   source_account: string
   source_account_sequence: string
@@ -30,12 +31,21 @@ export interface TransactionRow {
   result_meta_xdr: string
 }
 
-/** A closed ledger: its transaction, the fees burned so far, the ledger before it, the Pi funded by its close. */
-export interface LedgerRow extends TransactionRow {
-  /** Stroops. */
+/**
+ * A closed ledger, from the rows of its transactions: their count and operations, its close time
+ * and fee pool (the same on each), its first transaction, the ledger before it, the Pi funded by its close.
+ */
+export interface LedgerRow {
+  ledger: string
+  /** Of its transaction with the lowest application order (1). */
+  first_transaction_hash: string
+  transaction_count: number
+  operation_count: number
+  closed_at: Date
+  /** Stroops burned by fees up to and including this ledger. */
   fee_pool: string
   prev_ledger: string | null
-  prev_transaction_hash: string | null
+  prev_first_transaction_hash: string | null
   /** Pi, 7 places. */
   total_funded: string
 }
@@ -43,6 +53,7 @@ export interface LedgerRow extends TransactionRow {
 export interface OperationRow {
   transaction_hash: string
   ledger: string
+  application_order: number
   index: number
   type: 'payment'
   from: string
@@ -52,25 +63,20 @@ export interface OperationRow {
   created_at: Date
 }
 
-/** A transaction queued to close a ledger at commit: its row without the number, its meta blank, its operations. */
-export type PendingTransaction = Omit<TransactionRow, 'ledger' | 'fee_meta_xdr' | 'result_meta_xdr'> &
-  Pick<LedgerPendingTable, 'fee_meta' | 'fee_meta_ledger_at' | 'result_meta' | 'result_meta_ledger_at' | 'op_from' | 'op_to' | 'op_amount'>
-
-/** A page of records in ledger order. */
-export interface Page {
+/**
+ * A page of records in the order of their position: a ledger's number; a transaction's (ledger,
+ * application order); an operation's (ledger, application order, index + 1), the fields of their TOIDs.
+ */
+export interface Page<Position> {
   order: 'asc' | 'desc'
   limit: number
-  /** Ascending: the smallest ledger to include; descending: the largest. Undefined: from the start (or the end). */
-  bound: bigint | undefined
+  /** The position the page starts strictly after (ascending) or before (descending); undefined: from the start (or the end). */
+  after: Position | undefined
 }
 
-/** A page of operations in (ledger, index) order. */
-export interface OperationPage {
-  order: 'asc' | 'desc'
-  limit: number
-  /** The (ledger, index) the page starts strictly after (ascending) or before (descending). */
-  after: readonly [ledger: bigint, index: bigint] | undefined
-}
+type LedgerPage = Page<bigint>
+type TransactionPage = Page<readonly [ledger: bigint, order: bigint]>
+export type OperationPage = Page<readonly [ledger: bigint, order: bigint, operation: bigint]>
 
 export interface OperationFilter {
   account?: string
@@ -88,15 +94,17 @@ export interface Totals {
   mismatched_accounts: number
 }
 
-/** The advisory lock class of the platform's signing locks (an arbitrary constant of its own). */
-const SIGNER_LOCK_CLASS = 0x504c5331
 /*
  * LEDGER_NUMBER_LOCK, the advisory lock (class 0x504c4c4e, object 0) under which a ledger number is
- * drawn, lives in migration 0014's `ledger_close`: taken at COMMIT and held until the applying
+ * drawn, lives in migration 0019's `ledger_close`: taken at COMMIT and held until the applying
  * transaction ends, so numbers are drawn in commit order (docs/design.md, "Ledger numbers in commit order").
  */
 
 const text = (column: string) => sql<string>`${sql.ref(column)}::text`
+
+/** `(columns) > (values)` ascending, `<` descending: a row comparison, which the (ledger, application_order) index serves. */
+const past = (order: 'asc' | 'desc', columns: RawBuilder<unknown>, position: readonly bigint[]) =>
+  sql<boolean>`(${columns}) ${sql.raw(order === 'asc' ? '>' : '<')} (${sql.join(position.map((value) => sql`${value.toString()}::bigint`))})`
 
 export function ledgerRepo(db: Kysely<DB>) {
   const selectAccounts = () =>
@@ -116,6 +124,7 @@ export function ledgerRepo(db: Kysely<DB>) {
       .select([
         'o.transaction_hash',
         text('t.ledger').as('ledger'),
+        't.application_order',
         'o.index',
         'o.type',
         'o.from',
@@ -126,6 +135,7 @@ export function ledgerRepo(db: Kysely<DB>) {
   const transactionColumns = [
     't.hash',
     text('t.ledger').as('ledger'),
+    't.application_order',
     't.network',
     't.source_account',
     text('t.source_account_sequence').as('source_account_sequence'),
@@ -140,17 +150,28 @@ export function ledgerRepo(db: Kysely<DB>) {
     't.fee_meta_xdr',
     't.result_meta_xdr',
   ] as const
-  const previous = (column: 'ledger' | 'hash') =>
-    sql<
-      string | null
-    >`(select p.${sql.ref(column)}::text from ledger_transactions p where p.ledger < t.ledger order by p.ledger desc limit 1)`
-  const ledgerColumns = [
-    ...transactionColumns,
-    text('t.fee_pool').as('fee_pool'),
-    previous('ledger').as('prev_ledger'),
-    previous('hash').as('prev_transaction_hash'),
-    sql<string>`(select coalesce(sum(f.amount), 0)::text from ledger_fundings f where f.created_at <= t.created_at)`.as('total_funded'),
-  ] as const
+  /**
+   * The ledgers of `firsts`, a query of the `ledger` and `hash` of their first transactions
+   * (application order 1: every ledger has one), in `order`, each summed up from its
+   * transactions' rows. Each lateral read is an index range on (ledger, application_order): a
+   * page reads its own ledgers' rows and one row before each, whatever the size of the table.
+   */
+  const selectLedgers = async (firsts: RawBuilder<unknown>, order: 'asc' | 'desc'): Promise<LedgerRow[]> => {
+    const { rows } = await sql<LedgerRow>`
+      select f.ledger::text as ledger, f.hash as first_transaction_hash, b.transaction_count, b.operation_count,
+        b.closed_at, b.fee_pool, p.ledger::text as prev_ledger, p.hash as prev_first_transaction_hash,
+        (select coalesce(sum(g.amount), 0)::text from ledger_fundings g where g.created_at <= b.closed_at) as total_funded
+      from (${firsts}) as f
+      cross join lateral (
+        select count(*)::integer as transaction_count, sum(t.operation_count)::integer as operation_count,
+          max(t.created_at) as closed_at, max(t.fee_pool)::text as fee_pool
+        from ledger_transactions t where t.ledger = f.ledger) as b
+      left join lateral (
+        select t.ledger, t.hash from ledger_transactions t where t.ledger < f.ledger and t.application_order = 1
+        order by t.ledger desc limit 1) as p on true
+      order by f.ledger ${sql.raw(order)}`.execute(db)
+    return rows
+  }
 
   return {
     /** Creates an account unless one exists at that address; answers whether it did. */
@@ -179,76 +200,6 @@ export function ledgerRepo(db: Kysely<DB>) {
       await db.insertInto('ledger_fundings').values({ address, amount, created_at: at }).execute()
     },
 
-    /**
-     * Serialises the platform's own signing for one account until the end of the database
-     * transaction: a transaction-scoped advisory lock (class SIGNER_LOCK_CLASS, object a hash of
-     * the address; two accounts sharing a hash only wait for each other). Taken before any row lock.
-     */
-    async lockSigner(address: string): Promise<void> {
-      await sql`select pg_advisory_xact_lock(${SIGNER_LOCK_CLASS}::int, hashtext(${address}))`.execute(db)
-    },
-
-    /**
-     * Locks the accounts that exist among `addresses` (sorted: every transaction locks in
-     * the same order, so two of them never wait on each other in a cycle).
-     */
-    async lockAccounts(
-      addresses: readonly string[],
-    ): Promise<Array<{ address: string; balance: string; sequence: string; last_modified_ledger: string }>> {
-      if (addresses.length === 0) return []
-      const { rows } = await sql<{ address: string; balance: string; sequence: string; last_modified_ledger: string }>`
-        select address, balance::text as balance, sequence::text as sequence, last_modified_ledger::text as last_modified_ledger
-        from ledger_accounts where address = any(${[...addresses].sort()}::text[])
-        order by address for update`.execute(db)
-      return rows
-    },
-
-    /**
-     * Applies a transaction's effects on its (locked) accounts and queues it to close a ledger, in
-     * one statement: every balance moves by its delta (Pi, may be negative) unless that would take
-     * it below zero, and the source's sequence moves from `source.expected` to `source.next`, only if
-     * it is still at `expected`. The source must be among `deltas` (with 0 when its balance does not
-     * move). Answers the addresses updated; when one is missing (its condition failed), nothing is
-     * queued and the caller rolls back.
-     *
-     * The queued transaction gets its ledger number when the applying transaction commits
-     * (migration 0014, `ledger_close`): under LEDGER_NUMBER_LOCK, held from there to the end of the
-     * commit, so numbers, and the paging tokens made of them, increase in commit order and a
-     * follower never sees N+1 before N. A rollback draws no number. The ledger's close time, the
-     * stored `created_at`, is taken there too (migration 0015): the platform time then, never before
-     * the previous ledger's; `pending.created_at` (the time it was checked at) is not kept.
-     */
-    async queueTransaction(
-      source: { address: string; expected: string; next: string },
-      deltas: ReadonlyArray<readonly [address: string, delta: string]>,
-      pending: PendingTransaction,
-    ): Promise<Set<string>> {
-      const { rows } = await sql<{ address: string }>`
-        with moved as (
-          update ledger_accounts as a set
-            balance = a.balance + d.delta,
-            sequence = case when a.address = ${source.address} then ${source.next}::bigint else a.sequence end
-          from unnest(${deltas.map(([address]) => address)}::text[], ${deltas.map(([, delta]) => delta)}::numeric[]) as d(address, delta)
-          where a.address = d.address
-            and a.balance + d.delta >= 0
-            and (a.address <> ${source.address} or a.sequence = ${source.expected}::bigint)
-          returning a.address
-        ), queued as (
-          insert into ledger_pending (hash, network, source_account, source_account_sequence, fee_charged, max_fee,
-              operation_count, memo, memo_type, envelope_xdr, result_xdr, created_at,
-              fee_meta, fee_meta_ledger_at, result_meta, result_meta_ledger_at, op_from, op_to, op_amount, accounts)
-          select ${pending.hash}, ${pending.network}, ${pending.source_account}, ${pending.source_account_sequence}::bigint,
-              ${pending.fee_charged}::bigint, ${pending.max_fee}::bigint, ${pending.operation_count}::integer, ${pending.memo},
-              ${pending.memo_type}, ${pending.envelope_xdr}, ${pending.result_xdr}, ${pending.created_at}::timestamptz,
-              ${pending.fee_meta}::bytea, ${pending.fee_meta_ledger_at}::integer[], ${pending.result_meta}::bytea,
-              ${pending.result_meta_ledger_at}::integer[], ${pending.op_from}::text[], ${pending.op_to}::text[],
-              ${pending.op_amount}::numeric[], ${deltas.map(([address]) => address)}::text[]
-          where (select count(*) from moved) = ${deltas.length}
-        )
-        select address from moved`.execute(db)
-      return new Set(rows.map((row) => row.address))
-    },
-
     async findAccount(address: string): Promise<AccountRow | undefined> {
       return selectAccounts().where('address', '=', address).executeTakeFirst()
     },
@@ -263,22 +214,43 @@ export function ledgerRepo(db: Kysely<DB>) {
       return db.selectFrom('ledger_transactions as t').select(transactionColumns).where('t.hash', '=', hash).executeTakeFirst()
     },
 
-    async findLedger(ledger: string): Promise<LedgerRow | undefined> {
-      return db.selectFrom('ledger_transactions as t').select(ledgerColumns).where('t.ledger', '=', ledger).executeTakeFirst()
+    /** The transactions with these hashes (the closer reads its batch back after COMMIT, in one statement). */
+    async findTransactions(hashes: readonly string[]): Promise<Map<string, TransactionRow>> {
+      const rows = await db
+        .selectFrom('ledger_transactions as t')
+        .select(transactionColumns)
+        .where('t.hash', '=', sql<string>`any(${[...hashes]}::text[])`)
+        .execute()
+      return new Map(rows.map((row) => [row.hash, row]))
     },
 
-    async listLedgers(page: Page): Promise<LedgerRow[]> {
-      let query = db.selectFrom('ledger_transactions as t').select(ledgerColumns)
-      if (page.bound !== undefined) query = query.where('t.ledger', page.order === 'asc' ? '>=' : '<=', page.bound.toString())
-      return query.orderBy('t.ledger', page.order).limit(page.limit).execute()
+    async findLedger(ledger: string): Promise<LedgerRow | undefined> {
+      const [row] = await selectLedgers(
+        sql`select t.ledger, t.hash from ledger_transactions t where t.ledger = ${ledger}::bigint and t.application_order = 1`,
+        'asc',
+      )
+      return row
+    },
+
+    /** Ledgers in number order: the page's ledgers first (by their first transactions), then their sums. */
+    async listLedgers(page: LedgerPage): Promise<LedgerRow[]> {
+      const after = page.after === undefined ? sql`true` : past(page.order, sql`t.ledger`, [page.after])
+      return selectLedgers(
+        sql`select t.ledger, t.hash from ledger_transactions t where t.application_order = 1 and ${after}
+          order by t.ledger ${sql.raw(page.order)} limit ${page.limit}`,
+        page.order,
+      )
     },
 
     async findOperations(hash: string): Promise<OperationRow[]> {
       return selectOperations().where('o.transaction_hash', '=', hash).orderBy('o.index').execute()
     },
 
-    /** Transactions in ledger order; with `account`, those it sent, or that paid it or were paid from it; with `ledger`, that ledger's. */
-    async listTransactions(page: Page, filter: { account?: string; ledger?: string } = {}): Promise<TransactionRow[]> {
+    /**
+     * Transactions in (ledger, application order) order; with `account`, those it sent, or that paid
+     * it or were paid from it; with `ledger`, that ledger's.
+     */
+    async listTransactions(page: TransactionPage, filter: { account?: string; ledger?: string } = {}): Promise<TransactionRow[]> {
       const { account } = filter
       let query = db.selectFrom('ledger_transactions as t').select(transactionColumns)
       if (filter.ledger !== undefined) query = query.where('t.ledger', '=', filter.ledger)
@@ -292,13 +264,13 @@ export function ledgerRepo(db: Kysely<DB>) {
             .union(eb.selectFrom('ledger_operations').select('transaction_hash as hash').where('to', '=', account)),
         )
       }
-      if (page.bound !== undefined) query = query.where('t.ledger', page.order === 'asc' ? '>=' : '<=', page.bound.toString())
-      return query.orderBy('t.ledger', page.order).limit(page.limit).execute()
+      if (page.after !== undefined) query = query.where(past(page.order, sql`t.ledger, t.application_order`, page.after))
+      return query.orderBy('t.ledger', page.order).orderBy('t.application_order', page.order).limit(page.limit).execute()
     },
 
     /**
-     * Operations in (ledger, index) order, strictly after (ascending) or before (descending)
-     * `page.after` when given; filtered by account (sender or receiver), ledger or transaction.
+     * Operations in (ledger, application order, index) order, strictly after (ascending) or before
+     * (descending) `page.after` when given; filtered by account (sender or receiver), ledger or transaction.
      */
     async listOperations(page: OperationPage, filter: OperationFilter): Promise<OperationRow[]> {
       let query = selectOperations()
@@ -309,12 +281,13 @@ export function ledgerRepo(db: Kysely<DB>) {
       if (filter.ledger !== undefined) query = query.where('t.ledger', '=', filter.ledger)
       if (filter.transaction !== undefined) query = query.where('o.transaction_hash', '=', filter.transaction)
       if (filter.index !== undefined) query = query.where('o.index', '=', filter.index)
-      if (page.after !== undefined) {
-        const [ledger, index] = page.after
-        const op = page.order === 'asc' ? sql.raw('>') : sql.raw('<')
-        query = query.where(sql<boolean>`(t.ledger, o.index::bigint) ${op} (${ledger.toString()}::bigint, ${index.toString()}::bigint)`)
-      }
-      return query.orderBy('t.ledger', page.order).orderBy('o.index', page.order).limit(page.limit).execute()
+      if (page.after !== undefined) query = query.where(past(page.order, sql`t.ledger, t.application_order, o.index + 1`, page.after))
+      return query
+        .orderBy('t.ledger', page.order)
+        .orderBy('t.application_order', page.order)
+        .orderBy('o.index', page.order)
+        .limit(page.limit)
+        .execute()
     },
 
     /**

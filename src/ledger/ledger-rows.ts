@@ -16,6 +16,7 @@ export const toAccount = (row: AccountRow): LedgerAccount => ({
 export const toTransaction = (row: TransactionRow): LedgerTransaction => ({
   hash: row.hash,
   ledger: row.ledger,
+  applicationOrder: row.application_order,
   network: row.network,
   sourceAccount: row.source_account,
   sourceAccountSequence: row.source_account_sequence,
@@ -31,16 +32,24 @@ export const toTransaction = (row: TransactionRow): LedgerTransaction => ({
   createdAt: row.created_at,
 })
 
-/** The ledger's own hash of a closed ledger: stable, and distinct from its transaction's hash. */
-const ledgerHash = (sequence: string, transactionHash: string): string => sha256Hex(`plinth-ledger:${sequence}:${transactionHash}`)
+/**
+ * The ledger's own hash of a closed ledger: stable, and distinct from its transactions' hashes. Made
+ * from its first transaction's, so the ledgers of one transaction closed before batches keep theirs.
+ */
+const ledgerHash = (sequence: string, firstTransactionHash: string): string =>
+  sha256Hex(`plinth-ledger:${sequence}:${firstTransactionHash}`)
 
 export const toLedger = (row: LedgerRow): LedgerSummary => ({
   sequence: row.ledger,
-  hash: ledgerHash(row.ledger, row.hash),
-  prevHash: row.prev_ledger === null || row.prev_transaction_hash === null ? null : ledgerHash(row.prev_ledger, row.prev_transaction_hash),
-  transactionHash: row.hash,
+  hash: ledgerHash(row.ledger, row.first_transaction_hash),
+  prevHash:
+    row.prev_ledger === null || row.prev_first_transaction_hash === null
+      ? null
+      : ledgerHash(row.prev_ledger, row.prev_first_transaction_hash),
+  firstTransactionHash: row.first_transaction_hash,
+  transactionCount: row.transaction_count,
   operationCount: row.operation_count,
-  closedAt: row.created_at,
+  closedAt: row.closed_at,
   feePool: row.fee_pool,
   totalCoins: (parseStoredAmount(row.total_funded) - BigInt(row.fee_pool)).toString(),
 })
@@ -48,6 +57,7 @@ export const toLedger = (row: LedgerRow): LedgerSummary => ({
 export const toOperation = (row: OperationRow): LedgerOperation => ({
   transactionHash: row.transaction_hash,
   ledger: row.ledger,
+  applicationOrder: row.application_order,
   index: row.index,
   type: row.type,
   from: row.from,

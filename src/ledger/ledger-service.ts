@@ -1,31 +1,21 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock/clock.js'
+import { ledgerCloserLimits } from '../config.js'
 import { coalescingReader } from '../db/coalesce.js'
 import type { DB } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import { parseInt64Id } from '../lib/integers.js'
 import { AmountError, formatAmount, parseAmount, parseStoredAmount } from './amounts.js'
-import { badParameter, erasedByReplace, hookRefused, LedgerError, malformed, refused } from './ledger-errors.js'
+import { type Checked, type Closed, type CloserLimits, ledgerCloser } from './ledger-closer.js'
+import { badParameter, LedgerError, malformed, refused } from './ledger-errors.js'
 import { ledgerHistory } from './ledger-history.js'
 import { ledgerRepo, type Page } from './ledger-repo.js'
 import { toAccount, toLedger, toOperation, toTransaction } from './ledger-rows.js'
-import {
-  type AccountState,
-  applyToAccounts,
-  authorize,
-  checkStateless,
-  type DecodedTransaction,
-  decodeEnvelope,
-  type Effects,
-  involvedAccounts,
-  isAccountId,
-  isRefusal,
-  type LedgerNetwork,
-  type OpCode,
-} from './ledger-rules.js'
+import { authorize, checkStateless, decodeEnvelope, isAccountId, isRefusal } from './ledger-rules.js'
 import type {
-  AppliedOperation,
-  AppliedTransaction,
+  BatchHook,
+  HookDecision,
+  HookRefusal,
   Invariants,
   LedgerAccount,
   LedgerOperation,
@@ -35,16 +25,19 @@ import type {
   PageQuery,
   SubmittedTransaction,
 } from './ledger-types.js'
-import { ledgerBound } from './paging-tokens.js'
-import { type MetaTemplate, transactionMetaTemplate } from './stellar/meta-xdr.js'
-import { transactionResultXdr } from './stellar/result-xdr.js'
+import { ledgerPosition, transactionPosition } from './paging-tokens.js'
 
 export interface LedgerDeps {
   db: Kysely<DB>
   clock: Clock
+  /** The closer's bounds (docs/ledger.md, "Ledgers close in batches"); the defaults when absent. */
+  closer?: CloserLimits
+  /** Runs over each batch in its database transaction (the payments' links: src/payments/payments-ledger.ts). */
+  hook?: BatchHook
+  /** Runs for each transaction of a batch after the batch is written; a refusal takes the transaction out, the batch is applied again without it. */
   onTransactionApplied?: OnTransactionApplied
-  /** Called once a transaction has committed, with the ledger it closed (a decimal string). */
-  onLedgerClosed?: (ledger: string) => void
+  /** Called once a batch has committed, with the ledger it closed (a decimal string) and how many transactions it holds. */
+  onLedgerClosed?: (ledger: string, transactions: number) => void
 }
 
 function isUniqueViolation(error: unknown): boolean {
@@ -57,43 +50,21 @@ function positiveAmount(amount: string): string {
   return formatAmount(stroops)
 }
 
-/** An envelope decoded and checked as far as it can be without the database. */
-interface Checked {
-  tx: DecodedTransaction
-  auth: { network: LedgerNetwork; hash: Buffer }
-  hash: string
-  now: Date
-}
-
-/** The transaction's meta XDR (src/ledger/meta-xdr.ts), its ledger blank, from the locked rows before it and its effects. */
-function metaOf(
-  locked: ReadonlyArray<{ address: string; balance: string; sequence: string; last_modified_ledger: string }>,
-  tx: DecodedTransaction,
-  effects: Effects,
-): MetaTemplate {
-  const before = new Map(
-    locked.map((row) => [
-      row.address,
-      { balance: parseStoredAmount(row.balance), sequence: BigInt(row.sequence), lastModifiedLedger: Number(row.last_modified_ledger) },
-    ]),
-  )
-  return transactionMetaTemplate({ source: tx.source, sequence: tx.sequence, fee: effects.feeCharged, payments: effects.payments, before })
-}
-
 function requireAccountId(address: string): void {
   if (!isAccountId(address)) throw new Error(`"${address.slice(0, 60)}" is not a ledger account id (G…)`)
 }
 
 export function ledgerServiceFactory(deps: LedgerDeps) {
-  const { db, clock, onTransactionApplied, onLedgerClosed } = deps
+  const { db, clock } = deps
   const repo = ledgerRepo(db)
   /** Horizon's account reads: concurrent reads share one query (batched, never cached). */
   const accountsByAddress = coalescingReader((addresses) => repo.findAccounts(addresses))
 
-  function page(query: PageQuery, kind: 'transaction' | 'ledger'): Page {
+  /** The page a query asks for, its cursor (any TOID) turned into the position the page starts past. */
+  function page<P>(query: PageQuery, position: (cursor: bigint, order: 'asc' | 'desc') => P): Page<P> {
     const cursor = query.cursor === undefined ? undefined : parseInt64Id(query.cursor)
     if (query.cursor !== undefined && cursor === undefined) throw badParameter('cursor', 'a paging token (an integer from 0 to 2^63 − 1)')
-    return { order: query.order, limit: query.limit, bound: cursor === undefined ? undefined : ledgerBound(cursor, query.order, kind) }
+    return { order: query.order, limit: query.limit, after: cursor === undefined ? undefined : position(cursor, query.order) }
   }
 
   /** Decodes and checks an envelope as far as it can be without the database: shape, time bounds, fee, signatures. */
@@ -110,113 +81,18 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
     return { tx, auth, hash: auth.hash.toString('hex'), now }
   }
 
-  /** Applies a checked transaction inside `trx`: locks its accounts, moves the balances and the sequence, records it, runs the hooks. */
-  async function apply(trx: Kysely<DB>, checked: Checked, options: { afterApply?: OnTransactionApplied }): Promise<AppliedOperation[]> {
-    const { tx, auth, hash, now } = checked
-    const txRepo = ledgerRepo(trx)
+  const limits = deps.closer ?? ledgerCloserLimits()
+  const closer = ledgerCloser({
+    db,
+    limits,
+    check,
+    readBack: (hashes) => repo.findTransactions(hashes),
+    hook: deps.hook,
+    onTransactionApplied: deps.onTransactionApplied,
+    onClosed: deps.onLedgerClosed,
+  })
 
-    const locked = await txRepo.lockAccounts(involvedAccounts(tx))
-    const accounts = new Map<string, AccountState>(
-      locked.map((row) => [row.address, { balance: parseStoredAmount(row.balance), sequence: BigInt(row.sequence) }]),
-    )
-    const effects = applyToAccounts(tx, accounts)
-    if (isRefusal(effects)) throw refused(effects, tx.envelopeXdr)
-
-    const source = accounts.get(tx.source)
-    // applyToAccounts refuses a transaction without a source account, so the lock found it.
-    if (source === undefined) throw new Error('applyToAccounts accepted a transaction whose source account is not locked')
-    // Every moved balance, and the source's (its sequence moves even if its balance would not).
-    const deltas = new Map<string, bigint>([[tx.source, 0n]])
-    for (const [address, balance] of effects.balances) deltas.set(address, balance - (accounts.get(address)?.balance ?? 0n))
-    const template = metaOf(locked, tx, effects)
-    const operations: AppliedOperation[] = effects.payments.map((p) => ({
-      type: 'payment',
-      from: p.from,
-      to: p.to,
-      amount: formatAmount(p.amount),
-    }))
-    // The number is drawn when this transaction commits (ledger-repo.ts, queueTransaction).
-    const updated = await txRepo.queueTransaction(
-      { address: tx.source, expected: source.sequence.toString(), next: tx.sequence.toString() },
-      [...deltas].map(([address, delta]) => [address, formatAmount(delta)] as const),
-      {
-        hash,
-        network: auth.network,
-        source_account: tx.source,
-        source_account_sequence: tx.sequence.toString(),
-        fee_charged: effects.feeCharged.toString(),
-        max_fee: tx.maxFee.toString(),
-        operation_count: tx.operations.length,
-        memo: tx.memo.value,
-        memo_type: tx.memo.type,
-        envelope_xdr: tx.envelopeXdr,
-        result_xdr: transactionResultXdr(
-          effects.feeCharged,
-          'tx_success',
-          tx.operations.map((): OpCode => 'op_success'),
-        ),
-        created_at: now,
-        fee_meta: template.fee,
-        fee_meta_ledger_at: template.feeLedgerAt,
-        result_meta: template.result,
-        result_meta_ledger_at: template.resultLedgerAt,
-        op_from: operations.map((op) => op.from),
-        op_to: operations.map((op) => op.to),
-        op_amount: operations.map((op) => op.amount),
-      },
-    )
-    // The rows are locked, so every condition holds; they stay as the database's own guard.
-    if (!updated.has(tx.source)) {
-      throw refused({ transaction: 'tx_bad_seq', detail: 'The sequence number was used meanwhile.' }, tx.envelopeXdr)
-    }
-    const short = [...deltas.keys()].find((address) => !updated.has(address))
-    if (short !== undefined) {
-      throw refused({ transaction: 'tx_insufficient_balance', detail: `The balance of ${short} changed meanwhile.` }, tx.envelopeXdr)
-    }
-
-    const applied: AppliedTransaction = {
-      hash,
-      network: auth.network,
-      sourceAccount: tx.source,
-      memo: tx.memo.value,
-      memoType: tx.memo.type,
-      operations: operations.map((op) => ({ ...op })),
-      feeCharged: effects.feeCharged.toString(),
-    }
-    const refusal = await onTransactionApplied?.(trx, applied)
-    if (refusal !== undefined) throw hookRefused(refusal)
-    // The submitter's own condition, checked last, in the same transaction: if it refuses or throws, nothing is kept.
-    const condition = await options.afterApply?.(trx, applied)
-    if (condition !== undefined) throw hookRefused(condition)
-    return operations
-  }
-
-  /**
-   * Runs `applyIn` in a transaction of its own (`hashOf` and `envelopeOf` name what it applied) and answers the transaction as committed, with the
-   * ledger it closed (drawn at COMMIT). A conflict on the hash, which can only show at COMMIT now,
-   * is the same refusal as a used sequence number: the transaction was applied before.
-   */
-  async function applyAndClose(
-    hashOf: () => string,
-    envelopeOf: () => string,
-    applyIn: (trx: Kysely<DB>) => Promise<AppliedOperation[]>,
-  ): Promise<SubmittedTransaction> {
-    let operations: AppliedOperation[]
-    try {
-      operations = await db.transaction().execute(applyIn)
-    } catch (error) {
-      if (isUniqueViolation(error))
-        throw refused({ transaction: 'tx_bad_seq', detail: 'This transaction was already applied.' }, envelopeOf())
-      throw error
-    }
-    const hash = hashOf()
-    const row = await repo.findTransaction(hash)
-    // Only a reset or a restore that committed between the two erases a committed transaction: the
-    // request answers as the new world has it, not applied (docs/ledger.md, "Reset and restore").
-    if (row === undefined) throw new LedgerError(erasedByReplace(hash))
-    onLedgerClosed?.(row.ledger)
-    return { ...toTransaction(row), operations }
-  }
+  const submitted = ({ row, operations }: Closed): SubmittedTransaction => ({ ...toTransaction(row), operations })
 
   return {
     ...ledgerHistory(repo),
@@ -252,21 +128,22 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
     },
 
     /**
-     * Applies a signed transaction envelope (base64 XDR) atomically, or refuses it with a
-     * LedgerError carrying Horizon's problem and result codes. A refused transaction changes
-     * nothing: no fee, no sequence number. `afterApply` lets an in-process submitter add a
-     * condition of its own, checked inside the applying transaction after every other hook.
+     * Applies a signed transaction envelope (base64 XDR) in the next ledger the closer closes, or
+     * refuses it with a LedgerError carrying Horizon's problem and result codes. A refused
+     * transaction changes nothing: no fee, no sequence number. `afterApply` lets an in-process
+     * submitter add a condition of its own, checked inside the applying transaction after every
+     * other hook (such a transaction closes a ledger alone).
      */
     async submit(envelopeXdr: string, options: { afterApply?: OnTransactionApplied } = {}): Promise<SubmittedTransaction> {
       // Signatures are checked before the database transaction: no connection waits on crypto.
       const checked = check(envelopeXdr)
       try {
-        return await applyAndClose(
-          () => checked.hash,
-          () => checked.tx.envelopeXdr,
-          (trx) => apply(trx, checked, options),
-        )
-      } catch (error) {
+        return submitted(await closer.submit({ kind: 'envelope', checked, ...options }))
+      } catch (caught) {
+        // A conflict on the hash can only show at COMMIT, and only for a transaction applied before.
+        const error = isUniqueViolation(caught)
+          ? refused({ transaction: 'tx_bad_seq', detail: 'This transaction was already applied.' }, checked.tx.envelopeXdr)
+          : caught
         // A resubmission of an applied transaction (its sequence number is used: by itself) answers
         // its earlier result, as Horizon does for a duplicate; concurrent resubmissions all end here.
         if (error instanceof LedgerError && error.resultCodes?.transaction === 'tx_bad_seq') {
@@ -282,36 +159,25 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
 
     /**
      * Signs and applies a transaction of `source` that the platform signs itself (a user's
-     * payment), in one database transaction that first takes the account's signing lock and
-     * then reads its sequence number for `sign`: two such transactions of one account, on any
-     * number of processes, never draw the same number, so they never refuse each other. A
-     * transaction someone else signed for the account can still take the number meanwhile
-     * (tx_bad_seq, as for any submitter). Missing account: tx_no_source_account.
+     * payment): the closer locks `accounts` (every account the transaction involves, the source
+     * among them), then `sign` builds it with the sequence number the batch has reached for the
+     * source. Two such transactions of one account, on any number of processes, never draw the same
+     * number (the account's row lock, then the batch's order), so they never refuse each other. A
+     * transaction someone else signed for the account can still take the number in the same batch
+     * (tx_bad_seq, as for any submitter). Missing account: tx_no_source_account. `condition`, in
+     * memory, sees what the batch hook decided for the transaction and may refuse it.
      */
     async submitSigned(
       source: string,
       sign: (sequence: string) => string,
-      options: { afterApply?: OnTransactionApplied } = {},
+      options: {
+        accounts: readonly string[]
+        condition?: (decision: HookDecision) => HookRefusal | undefined
+        afterApply?: OnTransactionApplied
+      },
     ): Promise<SubmittedTransaction> {
-      let hash = ''
-      let envelopeXdr = ''
-      return applyAndClose(
-        () => hash,
-        () => envelopeXdr,
-        async (trx) => {
-          const txRepo = ledgerRepo(trx)
-          await txRepo.lockSigner(source)
-          // Read after the lock is granted (a statement of its own, so a snapshot taken after it).
-          const account = await txRepo.findAccount(source)
-          if (account === undefined) {
-            throw refused({ transaction: 'tx_no_source_account', detail: `The account ${source} does not exist.` }, '')
-          }
-          const checked = check(sign(account.sequence))
-          hash = checked.hash
-          envelopeXdr = checked.tx.envelopeXdr
-          return apply(trx, checked, options)
-        },
-      )
+      const accounts = options.accounts.includes(source) ? options.accounts : [source, ...options.accounts]
+      return submitted(await closer.submit({ kind: 'signed', source, sign, ...options, accounts }))
     },
 
     async getAccount(address: string): Promise<LedgerAccount | undefined> {
@@ -328,23 +194,23 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
       return (await repo.findOperations(hash)).map(toOperation)
     },
 
-    /** Every applied transaction, in ledger order. */
+    /** Every applied transaction, in (ledger, application order) order. */
     async listTransactions(query: PageQuery): Promise<LedgerTransaction[]> {
-      return (await repo.listTransactions(page(query, 'transaction'))).map(toTransaction)
+      return (await repo.listTransactions(page(query, transactionPosition))).map(toTransaction)
     },
 
-    /** Transactions the account sent, or that paid it or were paid from it, in ledger order. */
+    /** Transactions the account sent, or that paid it or were paid from it, in (ledger, application order) order. */
     async listAccountTransactions(address: string, query: PageQuery): Promise<LedgerTransaction[]> {
-      return (await repo.listTransactions(page(query, 'transaction'), { account: address })).map(toTransaction)
+      return (await repo.listTransactions(page(query, transactionPosition), { account: address })).map(toTransaction)
     },
 
-    /** The transaction of one ledger (a page of at most one). */
+    /** The transactions of one ledger, in application order. */
     async listLedgerTransactions(ledger: string, query: PageQuery): Promise<LedgerTransaction[]> {
-      return (await repo.listTransactions(page(query, 'transaction'), { ledger })).map(toTransaction)
+      return (await repo.listTransactions(page(query, transactionPosition), { ledger })).map(toTransaction)
     },
 
     async listLedgers(query: PageQuery): Promise<LedgerSummary[]> {
-      return (await repo.listLedgers(page(query, 'ledger'))).map(toLedger)
+      return (await repo.listLedgers(page(query, ledgerPosition))).map(toLedger)
     },
 
     async getLedger(sequence: string): Promise<LedgerSummary | undefined> {
@@ -357,6 +223,12 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
       const latest = await repo.latestLedger()
       return { sequence: latest.ledger, closedAt: latest.closed_at }
     },
+
+    /** The most transactions one ledger holds (Horizon's max_tx_set_size). */
+    maxTransactionsPerLedger: limits.maxBatch,
+
+    /** Transactions waiting for the closer (not counting the batch being applied). */
+    closerWaiting: (): number => closer.waiting(),
 
     /** Test Pi is only created by funding and only destroyed by fees: check that the books balance. */
     async checkInvariants(): Promise<Invariants> {

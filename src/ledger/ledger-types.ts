@@ -65,10 +65,36 @@ export interface HookRefusal {
 // A hook that never refuses may answer nothing at all (Promise<void>).
 export type OnTransactionApplied = (trx: Kysely<DB>, tx: AppliedTransaction) => Promise<HookRefusal | undefined> | Promise<void>
 
+/** What a batch hook decided for one transaction: a refusal, or the payment it links (if any). */
+export type HookDecision = { refusal: HookRefusal } | { linked: string | undefined }
+
+/**
+ * A hook the ledger closer runs over a whole batch, inside the database transaction that applies
+ * it (src/ledger/ledger-closer.ts): `prepare` locks and reads, in one statement, what deciding
+ * needs for the batch's transactions; each pass then decides every transaction in ledger order in
+ * memory, and `write` writes what the pass accepted, in one statement. A refusal leaves no trace
+ * in the pass. A pass is started again when a transaction it accepted leaves the batch, so a pass
+ * only ever writes the decisions of the transactions that commit.
+ */
+export interface BatchHook {
+  prepare(trx: Kysely<DB>, txs: readonly AppliedTransaction[]): Promise<BatchHookRound>
+}
+
+export interface BatchHookRound {
+  pass(): BatchHookPass
+}
+
+export interface BatchHookPass {
+  decide(tx: AppliedTransaction): HookDecision
+  write(trx: Kysely<DB>): Promise<void>
+}
+
 /** A stored transaction, as Horizon's transaction resource shows it. */
 export interface LedgerTransaction {
   hash: string
   ledger: string
+  /** The transaction's place in its ledger, from 1: with the ledger, its paging token. */
+  applicationOrder: number
   network: LedgerNetwork
   sourceAccount: string
   sourceAccountSequence: string
@@ -92,6 +118,8 @@ export type SubmittedTransaction = LedgerTransaction & { operations: AppliedOper
 export interface LedgerOperation extends AppliedOperation {
   transactionHash: string
   ledger: string
+  /** Its transaction's place in the ledger, from 1. */
+  applicationOrder: number
   /** Position in the transaction, from 0. */
   index: number
   createdAt: Date
@@ -106,7 +134,7 @@ export interface LedgerAccount {
   createdAt: Date
 }
 
-/** A closed ledger: here, always exactly one transaction. */
+/** A closed ledger: the transactions its closer applied together (docs/ledger.md, "Ledgers close in batches"). */
 export interface LedgerSummary {
   sequence: string
   hash: string
@@ -116,7 +144,10 @@ export interface LedgerSummary {
   feePool: string
   /** Stroops funded by this ledger's close, less the fees burned: the Pi in existence. */
   totalCoins: string
-  transactionHash: string
+  /** Its transaction of application order 1: the ledger's hash is made from it, and it stands in for the transaction set's. */
+  firstTransactionHash: string
+  transactionCount: number
+  /** Of all its transactions. */
   operationCount: number
   closedAt: Date
 }

@@ -1,8 +1,40 @@
 import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely'
 import { platformNow, platformNowPlus } from '../clock/platform-now.js'
+import { prepared } from '../db/prepared.js'
 import type { DB, PaymentsTable } from '../db/schema.js'
 
 export type PaymentRow = Selectable<PaymentsTable>
+
+/** One complete of many (completeMany). */
+export interface CompleteItem {
+  identifier: string
+  appId: string
+  txid: string
+  now: Date
+  by: MoveBy
+}
+
+/** One app-to-user create of many (insertForMembers). */
+export interface MemberPaymentItem extends Pick<NewPayment, 'identifier' | 'amount' | 'memo' | 'metadata'> {
+  appId: string
+  uid: string
+  by: MoveBy
+}
+
+/** What deciding a payment's link needs (lockForLinking). */
+export interface LinkCandidate {
+  identifier: string
+  from_address: string
+  to_address: string
+  /** Pi, 7 places. */
+  amount: string
+  network: string
+  direction: PaymentRow['direction']
+  developer_approved: boolean
+  txid: string | null
+  /** Neither completed nor cancelled. */
+  open: boolean
+}
 /** A payment as read, with the platform time the same statement read (the approval window is judged against it). */
 export type PaymentRead = PaymentRow & { platform_now: Date }
 
@@ -51,6 +83,134 @@ export function isOpenPaymentConflict(error: unknown): boolean {
 /** Still holding the user's one open slot: neither completed nor cancelled by anyone. */
 const OPEN = sql<boolean>`not developer_completed and not cancelled and not user_cancelled`
 
+/** Who made a move, as the prepared statements take it (each field one parameter). */
+interface ByValues {
+  actor: MoveBy['actor']
+  actorId: string | null
+  requestId: string | null
+}
+
+const byValues = (by: MoveBy): ByValues => ({ actor: by.actor, actorId: by.actorId, requestId: by.requestId })
+
+// The payment lifecycle's statements, compiled once (src/db/prepared.ts): the hot path of every A2U
+// and U2A payment (BENCHMARKS.md).
+
+const insertForMemberStatement = prepared(
+  (db, v: ByValues & { appId: string; uid: string; identifier: string; amount: string; memo: string; metadata: string }) =>
+    db
+      .with('moved', () =>
+        db
+          .insertInto('payments')
+          .columns([
+            'identifier',
+            'app_id',
+            'user_id',
+            'user_uid',
+            'direction',
+            'amount',
+            'memo',
+            'metadata',
+            'from_address',
+            'to_address',
+            'network',
+            'created_at',
+          ])
+          .expression(
+            db
+              .selectFrom('app_users as au')
+              .innerJoin('users as u', 'u.id', 'au.user_id')
+              .innerJoin('apps as a', 'a.id', 'au.app_id')
+              .select([
+                sql<string>`${v.identifier}::text`.as('identifier'),
+                'au.app_id',
+                'au.user_id',
+                'au.uid',
+                sql<string>`'app_to_user'`.as('direction'),
+                sql<string>`${v.amount}::numeric`.as('amount'),
+                sql<string>`${v.memo}::text`.as('memo'),
+                sql<string>`cast(${v.metadata} as jsonb)`.as('metadata'),
+                'a.wallet_address as from_address',
+                'u.wallet_address as to_address',
+                'a.network',
+                platformNow.as('created_at'),
+              ])
+              .where('au.app_id', '=', v.appId)
+              .where('au.uid', '=', v.uid)
+              .where(sql<boolean>`'wallet_address' = any(au.scopes)`),
+          )
+          .returningAll(),
+      )
+      .with('ev', (qb) =>
+        qb
+          .insertInto('payment_events')
+          .columns(EVENT_COLUMNS)
+          .expression(eventsOf('created', v, sql`created_at`)),
+      )
+      .selectFrom('moved')
+      .selectAll(),
+)
+
+const insertStatement = prepared((db, v: ByValues & Omit<NewPayment, 'metadata'> & { metadata: string }) =>
+  db
+    .with('moved', (qb) =>
+      qb
+        .insertInto('payments')
+        .values({
+          identifier: v.identifier,
+          app_id: v.app_id,
+          user_id: v.user_id,
+          user_uid: v.user_uid,
+          direction: v.direction,
+          amount: v.amount,
+          memo: v.memo,
+          metadata: sql<string>`cast(${v.metadata} as jsonb)`,
+          from_address: v.from_address,
+          to_address: v.to_address,
+          network: v.network,
+          created_at: platformNow,
+        })
+        .returningAll(),
+    )
+    .with('ev', (qb) =>
+      qb
+        .insertInto('payment_events')
+        .columns(EVENT_COLUMNS)
+        .expression(eventsOf('created', v, sql`created_at`)),
+    )
+    .selectFrom('moved')
+    .selectAll(),
+)
+
+const approveStatement = prepared((db, v: ByValues & { identifier: string; appId: string; sinceMs: number }) =>
+  db
+    .with('moved', () =>
+      db
+        .updateTable('payments')
+        .set({ developer_approved: true, approved_at: platformNow })
+        .where('identifier', '=', v.identifier)
+        .where('app_id', '=', v.appId)
+        .where('direction', '=', 'user_to_app')
+        .where('developer_approved', '=', false)
+        .where('cancelled', '=', false)
+        .where('user_cancelled', '=', false)
+        .where('created_at', '>', platformNowPlus(v.sinceMs))
+        .returningAll(),
+    )
+    .with('ev', (qb) =>
+      qb
+        .insertInto('payment_events')
+        .columns(EVENT_COLUMNS)
+        .expression(eventsOf('approved', v, sql`approved_at`)),
+    )
+    .selectFrom('moved')
+    .selectAll(),
+)
+
+/** The payments with these identifiers, with the platform time (the coalesced read of GET /v2/payments/{id}). */
+const findManyStatement = prepared((db, v: { identifiers: string[] }) =>
+  db.selectFrom('payments').selectAll().select(platformNow.as('platform_now')).where('identifier', '=', sql<string>`any(${v.identifiers})`),
+)
+
 /**
  * Every state change is one UPDATE whose WHERE clause is the state the move is allowed from
  * (payment-state.ts); no row back means the move lost a race or is not allowed, and the
@@ -71,22 +231,9 @@ export function paymentsRepo(db: Kysely<DB>) {
 
   return {
     async insert(row: NewPayment, by: MoveBy): Promise<PaymentRow> {
-      return db
-        .with('moved', (qb) =>
-          qb
-            .insertInto('payments')
-            .values({ ...row, metadata: sql<string>`cast(${JSON.stringify(row.metadata)} as jsonb)`, created_at: platformNow })
-            .returningAll(),
-        )
-        .with('ev', (qb) =>
-          qb
-            .insertInto('payment_events')
-            .columns(EVENT_COLUMNS)
-            .expression(eventsOf('created', by, sql`created_at`)),
-        )
-        .selectFrom('moved')
-        .selectAll()
-        .executeTakeFirstOrThrow()
+      const [inserted] = await insertStatement(db, { ...row, metadata: JSON.stringify(row.metadata), ...byValues(by) })
+      if (inserted === undefined) throw new Error('the payment insert returned no row')
+      return inserted
     },
 
     async findForApp(identifier: string, appId: string): Promise<PaymentRead | undefined> {
@@ -95,7 +242,7 @@ export function paymentsRepo(db: Kysely<DB>) {
 
     /** The payments with these identifiers, of any app: the caller checks the app (coalesced reads, src/db/coalesce.ts). */
     async findMany(identifiers: string[]): Promise<Map<string, PaymentRead>> {
-      const rows = await read().where('identifier', '=', sql<string>`any(${identifiers})`).execute()
+      const rows = await findManyStatement(db, { identifiers })
       return new Map(rows.map((row) => [row.identifier, row]))
     },
 
@@ -151,57 +298,16 @@ export function paymentsRepo(db: Kysely<DB>) {
       row: Pick<NewPayment, 'identifier' | 'amount' | 'memo' | 'metadata'>,
       by: MoveBy,
     ): Promise<PaymentRow | undefined> {
-      const inserted = db
-        .insertInto('payments')
-        .columns([
-          'identifier',
-          'app_id',
-          'user_id',
-          'user_uid',
-          'direction',
-          'amount',
-          'memo',
-          'metadata',
-          'from_address',
-          'to_address',
-          'network',
-          'created_at',
-        ])
-        .expression(
-          db
-            .selectFrom('app_users as au')
-            .innerJoin('users as u', 'u.id', 'au.user_id')
-            .innerJoin('apps as a', 'a.id', 'au.app_id')
-            .select([
-              sql<string>`${row.identifier}::text`.as('identifier'),
-              'au.app_id',
-              'au.user_id',
-              'au.uid',
-              sql<string>`'app_to_user'`.as('direction'),
-              sql<string>`${row.amount}::numeric`.as('amount'),
-              sql<string>`${row.memo}::text`.as('memo'),
-              sql<string>`cast(${JSON.stringify(row.metadata)} as jsonb)`.as('metadata'),
-              'a.wallet_address as from_address',
-              'u.wallet_address as to_address',
-              'a.network',
-              platformNow.as('created_at'),
-            ])
-            .where('au.app_id', '=', appId)
-            .where('au.uid', '=', uid)
-            .where(sql<boolean>`'wallet_address' = any(au.scopes)`),
-        )
-        .returningAll()
-      return db
-        .with('moved', () => inserted)
-        .with('ev', (qb) =>
-          qb
-            .insertInto('payment_events')
-            .columns(EVENT_COLUMNS)
-            .expression(eventsOf('created', by, sql`created_at`)),
-        )
-        .selectFrom('moved')
-        .selectAll()
-        .executeTakeFirst()
+      const [inserted] = await insertForMemberStatement(db, {
+        appId,
+        uid,
+        identifier: row.identifier,
+        amount: row.amount,
+        memo: row.memo,
+        metadata: JSON.stringify(row.metadata),
+        ...byValues(by),
+      })
+      return inserted
     },
 
     /** The recipient of an app-to-user payment (the app's member with this uid, with consent and wallet) and the app's wallet. */
@@ -239,29 +345,78 @@ export function paymentsRepo(db: Kysely<DB>) {
 
     /** Approves while the approval window (`windowMs`) is open on the platform clock as stored. */
     async approve(identifier: string, appId: string, windowMs: number, by: MoveBy): Promise<PaymentRow | undefined> {
-      const moved = update()
-        .set({ developer_approved: true, approved_at: platformNow })
-        .where('identifier', '=', identifier)
-        .where('app_id', '=', appId)
-        .where('direction', '=', 'user_to_app')
-        .where('developer_approved', '=', false)
-        .where('cancelled', '=', false)
-        .where('user_cancelled', '=', false)
-        .where('created_at', '>', platformNowPlus(-windowMs))
-        .returningAll()
-      return recorded(moved, eventsOf('approved', by, sql`approved_at`))
+      const [approved] = await approveStatement(db, { identifier, appId, sinceMs: -windowMs, ...byValues(by) })
+      return approved
     },
 
-    async complete(identifier: string, appId: string, txid: string, now: Date, by: MoveBy): Promise<PaymentRow | undefined> {
-      const moved = update()
-        .set({ developer_completed: true, completed_at: now })
-        .where('identifier', '=', identifier)
-        .where('app_id', '=', appId)
-        .where('txid', '=', txid)
-        .where('tx_verified', '=', true)
-        .where(OPEN)
-        .returningAll()
-      return recorded(moved, eventsOf('completed', by, sql`completed_at`, sql`${`txid ${txid}`}::text`))
+    /**
+     * Completes many payments in one statement (concurrent completes, coalesced by the service):
+     * each as `complete` does, with its own time and timeline event. Answers each item's row, or
+     * undefined where its guard did not hold (the service then reads the payment to say why).
+     * Two items on one payment update it once; both get the row when their txid is its.
+     */
+    async completeMany(items: ReadonlyArray<CompleteItem>): Promise<Array<PaymentRow | undefined>> {
+      const { rows } = await sql<PaymentRow & Record<'event_actor' | 'event_actor_id' | 'event_request_id', string | null>>`
+        with v as (
+          select * from unnest(${items.map((i) => i.identifier)}::text[], ${items.map((i) => i.appId)}::text[],
+            ${items.map((i) => i.txid)}::text[], ${items.map((i) => i.now)}::timestamptz[], ${items.map((i) => i.by.actor)}::text[],
+            ${items.map((i) => i.by.actorId)}::text[], ${items.map((i) => i.by.requestId)}::text[])
+            as v(identifier, app_id, txid, at, actor, actor_id, request_id)
+        ), moved as (
+          update payments as p set developer_completed = true, completed_at = v.at
+          from v
+          where p.identifier = v.identifier and p.app_id = v.app_id and p.txid = v.txid and p.tx_verified
+            and not p.developer_completed and not p.cancelled and not p.user_cancelled
+          returning p.*, v.actor as event_actor, v.actor_id as event_actor_id, v.request_id as event_request_id
+        ), ev as (
+          insert into payment_events (payment_id, app_id, kind, actor, actor_id, at, request_id, detail)
+          select identifier, app_id, 'completed', event_actor, event_actor_id, completed_at, event_request_id, 'txid ' || txid from moved
+        )
+        select * from moved`.execute(db)
+      const byIdentifier = new Map(
+        rows.map(({ event_actor: _actor, event_actor_id: _actorId, event_request_id: _requestId, ...row }) => [
+          row.identifier,
+          row as PaymentRow,
+        ]),
+      )
+      return items.map((item) => {
+        const row = byIdentifier.get(item.identifier)
+        return row !== undefined && row.app_id === item.appId && row.txid === item.txid ? row : undefined
+      })
+    },
+
+    /**
+     * Creates many app-to-user payments in one statement (concurrent creates, coalesced by the
+     * service): each as `insertForMember` does. An item whose member is missing or lacks the
+     * scope, or whose user already has an open payment with the app, is skipped (undefined): the
+     * service makes it again alone, which says why.
+     */
+    async insertForMembers(items: ReadonlyArray<MemberPaymentItem>): Promise<Array<PaymentRow | undefined>> {
+      const { rows } = await sql<PaymentRow>`
+        with v as (
+          select * from unnest(${items.map((i) => i.identifier)}::text[], ${items.map((i) => i.appId)}::text[],
+            ${items.map((i) => i.uid)}::text[], ${items.map((i) => i.amount)}::numeric[], ${items.map((i) => i.memo)}::text[],
+            ${items.map((i) => JSON.stringify(i.metadata))}::jsonb[], ${items.map((i) => i.by.actor)}::text[],
+            ${items.map((i) => i.by.actorId)}::text[], ${items.map((i) => i.by.requestId)}::text[])
+            as v(identifier, app_id, uid, amount, memo, metadata, actor, actor_id, request_id)
+        ), moved as (
+          insert into payments (identifier, app_id, user_id, user_uid, direction, amount, memo, metadata, from_address, to_address,
+              network, created_at)
+          select v.identifier, au.app_id, au.user_id, au.uid, 'app_to_user', v.amount, v.memo, v.metadata, a.wallet_address,
+              u.wallet_address, a.network, ${platformNow}
+          from v
+          join app_users au on au.app_id = v.app_id and au.uid = v.uid and 'wallet_address' = any(au.scopes)
+          join users u on u.id = au.user_id
+          join apps a on a.id = au.app_id
+          on conflict (app_id, user_id, direction) where not developer_completed and not cancelled and not user_cancelled do nothing
+          returning *
+        ), ev as (
+          insert into payment_events (payment_id, app_id, kind, actor, actor_id, at, request_id, detail)
+          select m.identifier, m.app_id, 'created', v.actor, v.actor_id, m.created_at, v.request_id, null from moved m join v using (identifier)
+        )
+        select * from moved`.execute(db)
+      const byIdentifier = new Map(rows.map((row) => [row.identifier, row]))
+      return items.map((item) => byIdentifier.get(item.identifier))
     },
 
     /** The developer's (or the platform's) cancel: allowed while open and not paid by a verified transaction. */
@@ -339,53 +494,37 @@ export function paymentsRepo(db: Kysely<DB>) {
     },
 
     /**
-     * Links a ledger transaction sent by `payer` to the open, unlinked payment `identifier`, in one
-     * statement; verified when its single payment matches the payment's recipient, exact amount
-     * and network. A user-to-app payment the app has not approved takes no transaction: the answer
-     * says so, and the ledger refuses the transaction (docs/payments.md). The statement matches
-     * the payer's payment whatever its state, so it waits for a concurrent approve or cancel of it
-     * and decides on the state that move left.
+     * Locks the payments the transactions of a ledger batch may link, by identifier (their memos),
+     * in identifier order, and reads what linking decides on (src/payments/payments-ledger.ts).
      */
-    async linkFromPayer(
-      identifier: string,
-      link: { txid: string; payer: string; network: string; payment: { to: string; amount: string } | undefined },
-      now: Date,
-    ): Promise<'linked' | 'not_linked' | 'not_approved'> {
-      const { payment } = link
-      const verified =
-        payment === undefined
-          ? sql<boolean>`false`
-          : sql<boolean>`(to_address = ${payment.to} and amount = cast(${payment.amount} as numeric) and network = ${link.network})`
-      const unapproved = sql<boolean>`(direction = 'user_to_app' and not developer_approved)`
-      const links = sql<boolean>`(txid is null and ${OPEN} and not ${unapproved})`
-      const moved = update()
-        .set({
-          txid: sql<string>`case when ${links} then ${link.txid} else txid end`,
-          tx_verified: sql<boolean>`case when ${links} then ${verified} else tx_verified end`,
-          tx_linked_at: sql<Date>`case when ${links} then ${now}::timestamptz else tx_linked_at end`,
-        })
-        .where('identifier', '=', identifier)
-        .where('from_address', '=', link.payer)
-        .returning([
-          'identifier',
-          'app_id',
-          'tx_linked_at',
-          'tx_verified',
-          sql<boolean>`txid = ${link.txid}`.as('linked'),
-          unapproved.as('unapproved'),
-        ])
-      // The transaction linked: its event, and a second one when it also verified (same statement).
-      const linkedDetail = sql`${`txid ${link.txid}`}::text`
-      const events = sql`${eventsOf('transaction_linked', LEDGER, sql`tx_linked_at`, linkedDetail)} where linked
-        union all ${eventsOf('transaction_verified', LEDGER, sql`tx_linked_at`, linkedDetail)} where linked and tx_verified`
-      const row = await db
-        .with('moved', () => moved)
-        .with('ev', (qb) => qb.insertInto('payment_events').columns(EVENT_COLUMNS).expression(events))
-        .selectFrom('moved')
-        .select(['linked', 'unapproved'])
-        .executeTakeFirst()
-      if (row === undefined) return 'not_linked'
-      return row.linked ? 'linked' : row.unapproved ? 'not_approved' : 'not_linked'
+    async lockForLinking(identifiers: readonly string[]): Promise<LinkCandidate[]> {
+      const { rows } = await sql<LinkCandidate>`
+        select identifier, from_address, to_address, amount::text as amount, network, direction, developer_approved, txid,
+          (${OPEN}) as open
+        from payments where identifier = any(${[...identifiers]}::text[])
+        order by identifier for update`.execute(db)
+      return rows
+    },
+
+    /**
+     * Links each payment to the transaction that pays it, with its timeline events (linked, and
+     * verified when it is), in one statement for a whole ledger batch. The rows were locked by
+     * lockForLinking in the same database transaction; `txid is null` stays as the database's guard.
+     */
+    async writeLinks(links: ReadonlyArray<{ identifier: string; txid: string; verified: boolean }>, now: Date): Promise<void> {
+      await sql`
+        with moved as (
+          update payments as p set txid = v.txid, tx_verified = v.verified, tx_linked_at = ${now}::timestamptz
+          from unnest(${links.map((l) => l.identifier)}::text[], ${links.map((l) => l.txid)}::text[],
+            ${links.map((l) => l.verified)}::boolean[]) as v(identifier, txid, verified)
+          where p.identifier = v.identifier and p.txid is null
+          returning p.identifier, p.app_id, p.txid, p.tx_verified, p.tx_linked_at
+        )
+        insert into payment_events (${sql.join(EVENT_COLUMNS.map((column) => sql.ref(column)))})
+        select identifier, app_id, 'transaction_linked', ${LEDGER.actor}::text, null::text, tx_linked_at, null::text, 'txid ' || txid from moved
+        union all
+        select identifier, app_id, 'transaction_verified', ${LEDGER.actor}::text, null::text, tx_linked_at, null::text, 'txid ' || txid
+        from moved where tx_verified`.execute(db)
     },
 
     /** The app's app-to-user payments not yet completed nor cancelled, oldest first. */

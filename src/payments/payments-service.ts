@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely'
 import type { Clock } from '../clock/clock.js'
 import { ApiError } from '../core/errors.js'
 import type { TokenPrincipal } from '../core/principals.js'
-import { coalescingReader } from '../db/coalesce.js'
+import { coalescingReader, coalescingWriter } from '../db/coalesce.js'
 import type { DB } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import { PAYMENT_NOT_LINKED } from '../ledger/ledger-types.js'
@@ -13,7 +13,15 @@ import { unstorableText } from '../lib/text.js'
 import { type PaymentDTO, toPaymentDTO } from './payment-dto.js'
 import { checkAmount, checkMemo, checkMetadata } from './payment-input.js'
 import { approvalExpired, decide, type Move } from './payment-state.js'
-import { isOpenPaymentConflict, type MoveBy, type PaymentRead, type PaymentRow, paymentsRepo } from './payments-repo.js'
+import {
+  type CompleteItem,
+  isOpenPaymentConflict,
+  type MemberPaymentItem,
+  type MoveBy,
+  type PaymentRead,
+  type PaymentRow,
+  paymentsRepo,
+} from './payments-repo.js'
 
 /** What payments need of the ledger: narrow, so the ledger never depends on payments. */
 export interface PaymentsLedger {
@@ -25,20 +33,11 @@ export interface PaymentsLedger {
    */
   submit(
     source: string,
+    destination: string,
     sign: (sequence: string) => string,
     forPayment: string,
   ): Promise<{ ok: true; hash: string } | { ok: false; transaction: string; operations?: string[] }>
   findTransaction(hash: string): Promise<{ memo: string | null; sourceAccount: string } | undefined>
-}
-
-/** A ledger transaction as the ledger hands it over when it applies one. */
-export interface LinkableTransaction {
-  hash: string
-  network: string
-  sourceAccount: string
-  memo: string | null
-  memoType: string
-  operations: Array<{ type: string; from: string; to: string; amount: string }>
 }
 
 export interface PaymentInput {
@@ -88,6 +87,10 @@ type PayingUser = Pick<TokenPrincipal, 'appId' | 'userId'>
 export function paymentsServiceFactory(deps: PaymentsDeps) {
   const { db, clock, publicUrl, approvalWindowMs, ledger } = deps
   const repo = paymentsRepo(db)
+  // Concurrent A2U creates and completes share one statement per round trip (src/db/coalesce.ts):
+  // BENCHMARKS.md, "Coalesced creates and completes".
+  const creates = coalescingWriter((items: MemberPaymentItem[]) => repo.insertForMembers(items))
+  const completes = coalescingWriter((items: CompleteItem[]) => repo.completeMany(items))
   const dto = (row: PaymentRow): PaymentDTO => toPaymentDTO(row, publicUrl)
   /** `GET /v2/payments/{id}`: concurrent reads share one query (batched, never cached). */
   const byId = coalescingReader((ids) => repo.findMany(ids))
@@ -191,17 +194,9 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
       // read by the INSERT itself), and on a conflict say which payment blocks.
       for (let attempt = 0; attempt < 3; attempt++) {
         try {
-          const row = await repo.insertForMember(
-            appId,
-            uid,
-            {
-              identifier: newIdentifier(),
-              amount,
-              memo,
-              metadata,
-            },
-            by,
-          )
+          const payment = { identifier: newIdentifier(), amount, memo, metadata }
+          // Made alone when the shared statement skipped it: that says why (a conflict, a missing member).
+          const row = (await creates.run({ ...payment, appId, uid, by })) ?? (await repo.insertForMember(appId, uid, payment, by))
           if (row !== undefined) return dto(row)
           const member = await repo.findMember(appId, uid)
           if (member === undefined) throw new ApiError('user_not_found', `No user with uid ${uid} has signed in to this app.`)
@@ -324,7 +319,7 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
         return dto(
           await move(
             () => viewForApp(appId, id),
-            () => repo.complete(id, appId, txid, clock.now(), by),
+            () => completes.run({ identifier: id, appId, txid, now: clock.now(), by }),
             { kind: 'complete', txid },
           ),
         )
@@ -382,10 +377,10 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
             .addOperation(Operation.payment({ destination: row.to_address, asset: Asset.native(), amount: row.amount }))
             .addMemo(Memo.text(row.identifier))
             .build()
-          tx.signatures.push(signWithSeed(seed, tx.hash()))
+          tx.signatures.push(signWithSeed(seed, tx.hash(), row.from_address))
           return tx.toEnvelope().toXDR('base64')
         }
-        const result = await ledger.submit(row.from_address, sign, id)
+        const result = await ledger.submit(row.from_address, row.to_address, sign, id)
         if (result.ok) return dto(await readForUser(principal, id))
         if (result.transaction === 'tx_no_source_account') throw new ApiError('missing_wallet', 'The user has no account on the ledger.')
         // A transaction the user submitted themselves took the sequence, or the payment was
@@ -426,31 +421,6 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
     async incompleteForUser(principal: TokenPrincipal): Promise<PaymentDTO | null> {
       const row = await repo.findIncompleteUserPayment(principal.appId, principal.userId)
       return row === undefined ? null : dto(row)
-    },
-
-    /**
-     * Called by the ledger inside the transaction that applies `tx`. A transaction whose text
-     * memo is a payment's identifier and whose source is that payment's payer is linked to it,
-     * verified when recipient, amount and network match too. A transaction from another
-     * account is not the payer's and never links, so nobody can block a payment by sending
-     * something with its memo. A payment links one transaction at most. A user-to-app payment
-     * the app has not approved takes none: `not_approved`, and the ledger refuses the transaction.
-     */
-    async linkTransaction(trx: Kysely<DB>, tx: LinkableTransaction): Promise<'linked' | 'not_linked' | 'not_approved'> {
-      if (tx.memoType !== 'text' || tx.memo === null) return 'not_linked'
-      const [op] = tx.operations
-      const single =
-        tx.operations.length === 1 && op !== undefined && op.type === 'payment' && op.from === tx.sourceAccount ? op : undefined
-      return paymentsRepo(trx).linkFromPayer(
-        tx.memo,
-        {
-          txid: tx.hash,
-          payer: tx.sourceAccount,
-          network: tx.network,
-          payment: single === undefined ? undefined : { to: single.to, amount: single.amount },
-        },
-        clock.now(),
-      )
     },
   }
   return service

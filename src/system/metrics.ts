@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely'
-import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client'
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import { ApiError } from '../core/errors.js'
 import { constantTimeEqual } from '../lib/crypto.js'
 
@@ -17,6 +17,8 @@ export interface Metrics {
   gauge(name: string, help: string, collect: () => number): void
   /** One credential lookup of the per-process cache (identity/credential-cache.ts). */
   credentialLookup(kind: 'key' | 'token', outcome: 'hit' | 'miss'): void
+  /** One ledger closed by this process's closer, holding `transactions` (src/ledger/ledger-closer.ts). */
+  ledgerBatch(transactions: number): void
   /** Times every statement the Kysely instance runs (db.withPlugin(metrics.queryTimer)). */
   readonly queryTimer: KyselyPlugin
   /**
@@ -85,6 +87,14 @@ export function createMetrics(options: { enabled: boolean }): Metrics {
     },
   }
 
+  // Observed once a ledger, not once a request: prom-client's own histogram costs nothing that matters here.
+  const batches = new Histogram({
+    name: 'plinth_ledger_batch_transactions',
+    help: "Transactions in each ledger this process's closer closed",
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096],
+    registers: [registry],
+  })
+
   const requests = new LatencyHistogram(
     registry,
     'plinth_http_request_duration_seconds',
@@ -104,6 +114,9 @@ export function createMetrics(options: { enabled: boolean }): Metrics {
           this.set(collect())
         },
       })
+    },
+    ledgerBatch(transactions) {
+      batches.observe(transactions)
     },
     credentialLookup(kind, outcome) {
       lookupCounts[kind][outcome] += 1

@@ -30,6 +30,8 @@ export interface TransactionBody {
   operation_count: number
   envelope_xdr: string
   result_xdr: string
+  result_meta_xdr: string
+  fee_meta_xdr: string
   memo?: string
   memo_type: string
   successful: boolean

@@ -6,7 +6,7 @@ import pg from 'pg'
 import { type AppDeps, buildApp } from '../../src/app.js'
 import { createPlatformClock, type PlatformClock } from '../../src/clock/clock.js'
 import { clockRepo } from '../../src/clock/clock-repo.js'
-import { type AccountLimits, type PortalSettings, portalSettings, type StreamLimits } from '../../src/config.js'
+import { type AccountLimits, type LedgerCloserLimits, type PortalSettings, portalSettings, type StreamLimits } from '../../src/config.js'
 import { type Database, openDatabase } from '../../src/db/database.js'
 import type { DB } from '../../src/db/schema.js'
 import { pgliteImage } from './pglite-image.js'
@@ -49,6 +49,8 @@ export interface PlatformOptions {
   rateLimits?: { keyPerMinute: number; tokenPerMinute: number; now?: () => number }
   /** The ledger streams' bounds (the defaults when absent). */
   streams?: StreamLimits
+  /** The ledger closer's bounds (the defaults when absent). */
+  ledgerCloser?: LedgerCloserLimits
   /** The request log (PLINTH_REQUEST_LOG): on in sandbox mode and off in production unless given. */
   requestLog?: boolean
   /** PLINTH_METRICS_TOKEN: GET /metrics then needs it (and is served in production too). */
@@ -106,6 +108,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Test
       rateLimitKeyPerMinute: options.rateLimits?.keyPerMinute ?? 0,
       rateLimitTokenPerMinute: options.rateLimits?.tokenPerMinute ?? 0,
       ...(options.streams === undefined ? {} : { streams: options.streams }),
+      ...(options.ledgerCloser === undefined ? {} : { ledgerCloser: options.ledgerCloser }),
       ...(options.requestLog === undefined ? {} : { requestLog: options.requestLog }),
       metricsToken: options.metricsToken,
       allowedHosts: options.allowedHosts ?? [],

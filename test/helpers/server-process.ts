@@ -183,11 +183,12 @@ const OUTPUT_KEPT = 64 * 1024
  */
 export function runPlinthCli(
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; input?: string } = {},
+  options: { env?: NodeJS.ProcessEnv; input?: string; node?: string[] } = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolveRun, reject) => {
     const { DATABASE_URL: _url, PLINTH_DB_SCHEMA: _schema, PLINTH_SECRET_KEY: _key, PLINTH_DATA_DIR: _dir, ...inherited } = process.env
-    const child = spawn(process.execPath, [...nodeArgs('src/cli/plinth.ts'), ...args], { env: { ...inherited, ...options.env } })
+    const node = options.node ?? nodeArgs('src/cli/plinth.ts')
+    const child = spawn(process.execPath, [...node, ...args], { env: { ...inherited, ...options.env } })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (chunk) => {

@@ -1,16 +1,18 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { type RunningPlinth, startPlinth } from '../../src/index.js'
+import { assertOneLine, runCli } from '../helpers/cli-process.js'
 import { TEST_DB } from '../helpers/platform.js'
-import { runPlinthCli } from '../helpers/server-process.js'
 
 /**
- * `plinth trigger`, `plinth seed`, `plinth faults` and `plinth snapshot` (src/cli/plinth.ts,
- * src/cli/trigger.ts), spawned as a user runs them against one running platform with its demo
- * app. Each fixture's payment is read back through GET /v2/payments/{id} with the app's key.
+ * `plinth trigger`, `plinth seed` and `plinth faults` (src/cli/plinth.ts, src/cli/trigger.ts),
+ * spawned as a user runs them against one running platform with its demo app. Each fixture's
+ * payment is read back through GET /v2/payments/{id} with the app's key. `plinth snapshot`'s
+ * files are cli-snapshot-files.test.ts: that suite runs on both backends, this one in the first
+ * pass only (scripts/test.mjs, CLI_SUITES).
  */
 interface Payment {
   identifier: string
@@ -37,14 +39,7 @@ interface Made {
   wallet_seed?: string
 }
 
-/** One line on standard error, no stack: what every refusal of the CLI prints. */
-function assertOneLine(stderr: string, pattern: RegExp): void {
-  assert.equal(stderr.trim().split('\n').length, 1, `one line, got:\n${stderr}`)
-  assert.doesNotMatch(stderr, /\n\s+at /)
-  assert.match(stderr, pattern)
-}
-
-describe(`plinth trigger, seed, faults and snapshot files (${TEST_DB})`, () => {
+describe(`plinth trigger, seed and faults (${TEST_DB})`, () => {
   let plinth: RunningPlinth
   let demoKey: string
   let demoAppId: string
@@ -64,7 +59,7 @@ describe(`plinth trigger, seed, faults and snapshot files (${TEST_DB})`, () => {
     await plinth.stop()
   })
 
-  const cli = (...args: string[]) => runPlinthCli(['--url', plinth.url, '--admin-token', adminToken, ...args])
+  const cli = (...args: string[]) => runCli(['--url', plinth.url, '--admin-token', adminToken, ...args])
   const read = async (id: string, key = demoKey): Promise<Payment> => {
     const response = await fetch(`${plinth.url}/v2/payments/${id}`, { headers: { authorization: `Key ${key}` } })
     assert.equal(response.status, 200)
@@ -360,103 +355,5 @@ describe(`plinth trigger, seed, faults and snapshot files (${TEST_DB})`, () => {
     const unknown = await cli('faults', 'delete', 'flt_nothere')
     assert.equal(unknown.code, 1)
     assertOneLine(unknown.stderr, /fault_not_found/)
-  })
-
-  it('snapshot save refuses a taken name unless --force; delete; export to a file and import it back', async () => {
-    assert.equal((await cli('snapshot', 'save', 'files')).code, 0)
-    const taken = await cli('snapshot', 'save', 'files')
-    assert.equal(taken.code, 1)
-    assertOneLine(taken.stderr, /snapshot_exists, 409/)
-    await plinth.sandbox.users.create('snap_after_save')
-    const forced = await cli('snapshot', 'save', 'files', '--force')
-    assert.equal(forced.code, 0, forced.stderr)
-
-    const file = join(dir, 'files.json')
-    const exported = await cli('snapshot', 'export', 'files', '--file', file)
-    assert.equal(exported.code, 0, exported.stderr)
-    const content = JSON.parse(readFileSync(file, 'utf8')) as {
-      plinth_snapshot: number
-      schema_version: string
-      tables: Record<string, unknown[]>
-    }
-    assert.equal(content.plinth_snapshot, 1)
-    assert.ok((content.tables.users?.length ?? 0) > 0)
-
-    const deleted = await cli('snapshot', 'delete', 'files')
-    assert.equal(deleted.code, 0, deleted.stderr)
-    const again = await cli('snapshot', 'delete', 'files')
-    assert.equal(again.code, 1)
-    assertOneLine(again.stderr, /snapshot_not_found/)
-
-    const imported = await cli('snapshot', 'import', '--file', file, '--name', 'from-file')
-    assert.equal(imported.code, 0, imported.stderr)
-    await plinth.sandbox.users.create('snap_after_import')
-    assert.equal((await cli('snapshot', 'restore', 'from-file')).code, 0)
-    assert.equal((await plinth.sandbox.users.find('snap_after_save')).users.length, 1, 'the forced save is what was exported')
-    assert.deepEqual((await plinth.sandbox.users.find('snap_after_import')).users, [])
-    const reimport = await cli('snapshot', 'import', '--file', file, '--name', 'from-file')
-    assert.equal(reimport.code, 1)
-    assertOneLine(reimport.stderr, /snapshot_exists/)
-    assert.equal((await cli('snapshot', 'import', '--file', file, '--name', 'from-file', '--force')).code, 0)
-    // Without --name: the name the file was exported under.
-    assert.equal((await cli('snapshot', 'import', '--file', file)).code, 0)
-    assert.ok((await plinth.sandbox.snapshots.list()).snapshots.some((s) => s.name === 'files'))
-
-    let brokenFiles = 0
-    const broken = (change: (c: typeof content) => unknown): string => {
-      const copy = JSON.parse(JSON.stringify(content)) as typeof content
-      const path = join(dir, `broken-${++brokenFiles}.json`)
-      writeFileSync(path, JSON.stringify(change(copy) ?? copy))
-      return path
-    }
-    const badFiles: Array<[string, RegExp]> = [
-      [
-        broken((c) => {
-          c.tables.no_such_table = [{}]
-        }),
-        /no table no_such_table\. \(invalid_snapshot, 400\)/,
-      ],
-      [
-        broken((c) => {
-          c.schema_version = '0001_old'
-        }),
-        /exported from schema 0001_old, .*\(invalid_snapshot, 400\)/,
-      ],
-      [
-        broken((c) => {
-          ;(c.tables.users?.[0] as Record<string, unknown>).created_at = 'the day before'
-        }),
-        /tables\.users: .*\(invalid_snapshot, 400\)/,
-      ],
-      [
-        broken((c) => {
-          c.plinth_snapshot = 9
-        }),
-        /invalid_snapshot/,
-      ],
-      [broken(() => ({ hello: 'world' })), /\(invalid_arguments, 400\)/],
-    ]
-    const imports = await Promise.all(badFiles.map(([path]) => cli('snapshot', 'import', '--file', path, '--name', 'broken')))
-    for (const [i, bad] of imports.entries()) {
-      assert.equal(bad.code, 1, `bad file ${i}: ${bad.stdout}${bad.stderr}`)
-      assertOneLine(bad.stderr, badFiles[i]?.[1] ?? /./)
-    }
-    assert.ok(!(await plinth.sandbox.snapshots.list()).snapshots.some((s) => s.name === 'broken'), 'no refused file was saved')
-    // The API: the export is an attachment; an import over 32 MiB is 413.
-    const download = await fetch(`${plinth.url}/sandbox/snapshots/files/export`, { headers: { 'x-admin-token': adminToken } })
-    assert.equal(download.headers.get('content-disposition'), 'attachment; filename="files.plinth-snapshot.json"')
-    assert.equal((await download.text()).length > 0, true)
-    const huge = await fetch(`${plinth.url}/sandbox/snapshots/import?name=huge`, {
-      method: 'POST',
-      headers: { 'x-admin-token': adminToken, 'content-type': 'application/json' },
-      body: `{"pad":"${'x'.repeat(33 * 1024 * 1024)}"}`,
-    })
-    assert.equal(huge.status, 413)
-    const refusal = (await huge.json()) as { error: string; error_message: string }
-    assert.equal(refusal.error, 'payload_too_large')
-    assert.match(refusal.error_message, /32 MiB/)
-    const noFile = await cli('snapshot', 'export', 'files')
-    assert.equal(noFile.code, 2)
-    assertOneLine(noFile.stderr, /missing --file/)
   })
 })

@@ -7,13 +7,16 @@ import { connect, createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
+import { assertOneLine } from '../helpers/cli-process.js'
 import { TEST_DB } from '../helpers/platform.js'
 import { freePort, nodeArgs, PlinthProcess, REPO_ROOT, setUpBackend } from '../helpers/server-process.js'
 
 /**
  * `plinth start` (src/cli/plinth.ts) against `npm start` (src/server.ts), the one-line errors and
  * exit codes of the CLI, and `npm run db:migrate` (src/cli/migrate.ts) on a database that does
- * not exist. Every command is spawned as a user runs it.
+ * not exist. Every command is spawned as a user runs it. The file runs in the first pass only
+ * (scripts/test.mjs, CLI_SUITES): both starts load the same config and start the same server,
+ * which the server's own suites check on each backend.
  */
 interface Run {
   code: number
@@ -43,12 +46,6 @@ function run(source: string, args: string[], options: { env?: NodeJS.ProcessEnv;
     child.on('error', reject)
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))
   })
-}
-
-function assertOneLine(stderr: string, pattern: RegExp): void {
-  assert.equal(stderr.trim().split('\n').length, 1, `one line, got:\n${stderr}`)
-  assert.doesNotMatch(stderr, /\n\s+at /)
-  assert.match(stderr, pattern)
 }
 
 /** The banner out of a process's output (pino's lines around it left out), with what differs between two starts made alike. */
@@ -172,6 +169,8 @@ describe(`plinth start and the CLI's errors (${TEST_DB})`, () => {
     assert.match(debug.stderr, /^plinth: .*JSON.*\n.*SyntaxError[\s\S]*\n\s+at /)
   })
 
+  // PostgreSQL's own refusals: the case names the server on 127.0.0.1:5432 itself, whatever the
+  // pass's backend, so it still runs with the file in the PGlite pass.
   it('npm run db:migrate on a database that does not exist: one line naming createdb, exit 2', async (t) => {
     if (!(await portListening(5432))) {
       t.skip('no PostgreSQL server on 127.0.0.1:5432')

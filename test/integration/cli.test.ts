@@ -3,13 +3,13 @@ import { spawn } from 'node:child_process'
 import { createServer } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { type RunningPlinth, startPlinth } from '../../src/index.js'
+import { plinthCliArgs, runCli } from '../helpers/cli-process.js'
 import { TEST_DB } from '../helpers/platform.js'
-import { nodeArgs, runPlinthCli } from '../helpers/server-process.js'
 
-/** The `plinth` command (src/cli/plinth.ts, built or through tsx), spawned as a user runs it, against a running platform. */
-const CLI = nodeArgs('src/cli/plinth.ts')
-const plinthCli = (args: string[], env: Record<string, string> = {}) => runPlinthCli(args, { env })
-
+/**
+ * The `plinth` command (src/cli/plinth.ts, bundled: cli-process.ts), spawned as a user runs it,
+ * against a running platform. It runs in the first pass only (scripts/test.mjs, CLI_SUITES).
+ */
 describe(`plinth CLI (${TEST_DB})`, () => {
   let plinth: RunningPlinth
   const adminToken = 'cli-admin-token-0123456789'
@@ -21,7 +21,7 @@ describe(`plinth CLI (${TEST_DB})`, () => {
   })
   after(() => plinth.stop())
 
-  const cli = (...args: string[]) => plinthCli(['--url', plinth.url, '--admin-token', adminToken, ...args])
+  const cli = (...args: string[]) => runCli(['--url', plinth.url, '--admin-token', adminToken, ...args])
 
   it('creates an app, a user and an access token that /v2/me accepts; --json for scripts', async () => {
     const app = await cli('apps', 'create', 'CLI Shop', '--json')
@@ -78,7 +78,8 @@ describe(`plinth CLI (${TEST_DB})`, () => {
 
   it('logs tail follows an app’s request log until Ctrl-C', async () => {
     const shop = await plinth.sandbox.apps.create('Tailed Shop')
-    const child = spawn(process.execPath, [...CLI, '--url', plinth.url, '--admin-token', adminToken, 'logs', 'tail', '--app', shop.app_id])
+    const tail = ['--url', plinth.url, '--admin-token', adminToken, 'logs', 'tail', '--app', shop.app_id]
+    const child = spawn(process.execPath, [...(await plinthCliArgs()), ...tail])
     let stdout = ''
     child.stdout.on('data', (chunk) => {
       stdout += chunk
@@ -120,7 +121,7 @@ describe(`plinth CLI (${TEST_DB})`, () => {
     const refused = await cli('snapshot', 'restore', 'never-saved')
     assert.equal(refused.code, 1)
     assert.match(refused.stderr, /snapshot_not_found/)
-    const wrongToken = await plinthCli(['--url', plinth.url, '--admin-token', 'wrong-token-0123456789', 'apps', 'list'])
+    const wrongToken = await runCli(['--url', plinth.url, '--admin-token', 'wrong-token-0123456789', 'apps', 'list'])
     assert.equal(wrongToken.code, 1)
     assert.match(wrongToken.stderr, /invalid_admin_token/)
 
@@ -135,10 +136,10 @@ describe(`plinth CLI (${TEST_DB})`, () => {
         server.close(() => resolve(port))
       })
     })
-    const unreachable = await plinthCli(['--url', `http://127.0.0.1:${closedPort}`, 'clock', 'show'])
+    const unreachable = await runCli(['--url', `http://127.0.0.1:${closedPort}`, 'clock', 'show'])
     assert.equal(unreachable.code, 3, unreachable.stderr)
     assert.match(unreachable.stderr, /no platform answers/)
-    const help = await plinthCli(['--help'])
+    const help = await runCli(['--help'])
     assert.equal(help.code, 0)
     assert.match(help.stdout, /Exit codes: 0 done, 1 the platform refused, 2 usage, 3 no platform at --url/)
   })

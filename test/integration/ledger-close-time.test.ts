@@ -72,17 +72,26 @@ function backwards(points: ReadonlyArray<{ ledger: string | number; at: number }
  */
 async function assertCloseTimes(app: FastifyInstance, query: <T>(text: string) => Promise<T[]>): Promise<Map<number, string>> {
   // Milliseconds, as stored: the API shows whole seconds, which hides most of a step back.
-  const stored = await query<{ ledger: string; ms: string; ops: string }>(
+  // A ledger holds a batch (docs/ledger.md): its transactions share one close time.
+  const rows = await query<{ ledger: string; ms: string; ops: string }>(
     `select t.ledger::text as ledger, (extract(epoch from t.created_at) * 1000)::bigint::text as ms,
        (select count(*) from ledger_operations o where o.transaction_hash = t.hash and o.created_at <> t.created_at)::text as ops
-     from ledger_transactions t order by t.ledger`,
+     from ledger_transactions t order by t.ledger, t.application_order`,
   )
+  const stored = [...new Map(rows.map((row) => [row.ledger, row])).values()]
+  for (const row of rows) {
+    assert.equal(
+      row.ms,
+      stored.find((first) => first.ledger === row.ledger)?.ms,
+      `ledger ${row.ledger}: one close time for its transactions`,
+    )
+  }
   const back = backwards(stored.map((row) => ({ ledger: row.ledger, at: Number(row.ms) })))
   const worst = back.reduce((most, line) => Math.max(most, Number(/−(\d+) ms/.exec(line)?.[1] ?? 0)), 0)
   console.log(`ledger close times: ${stored.length} ledgers, ${back.length} went back (by up to ${worst} ms)`)
   assert.deepEqual(back, [], `close times went back in ${back.length} of ${stored.length} ledgers`)
   assert.deepEqual(
-    stored.filter((row) => row.ops !== '0').map((row) => row.ledger),
+    rows.filter((row) => row.ops !== '0').map((row) => row.ledger),
     [],
     'operations carry their ledger close time',
   )
@@ -96,7 +105,7 @@ async function assertCloseTimes(app: FastifyInstance, query: <T>(text: string) =
   }
 
   const transactions = await walk<TransactionRecord>(app, '/ledger/transactions')
-  assert.equal(transactions.length, stored.length)
+  assert.equal(transactions.length, rows.length)
   assert.deepEqual(
     backwards(transactions.map((t) => ({ ledger: t.ledger, at: Date.parse(t.created_at) }))),
     [],

@@ -142,18 +142,18 @@ describe(`ledger follower (${POSTGRES ? `${WRITERS} writer processes and a follo
     const applied = (await Promise.all(Array.from({ length: SENDERS }, (_, i) => sender(i, r, until)))).reduce((a, b) => a + b, 0)
     sending = false
 
-    const transactions = await cluster.query<{ ledger: string }>(
-      'select t.ledger::text as ledger from ledger_transactions t order by t.ledger',
+    const transactions = await cluster.query<{ ledger: string; application_order: number }>(
+      'select t.ledger::text as ledger, t.application_order from ledger_transactions t order by t.ledger, t.application_order',
     )
     expected.set(
       'transactions',
-      transactions.map((row) => transactionPagingToken(BigInt(row.ledger))),
+      transactions.map((row) => transactionPagingToken(BigInt(row.ledger), row.application_order)),
     )
-    const operations = await cluster.query<{ ledger: string; index: number; to: string; from: string }>(
-      `select t.ledger::text as ledger, o.index, o."to", o."from" from ledger_operations o join ledger_transactions t on t.hash = o.transaction_hash
-       where o."to" = '${r}' or o."from" = '${r}' order by t.ledger, o.index`,
+    const operations = await cluster.query<{ ledger: string; application_order: number; index: number; to: string; from: string }>(
+      `select t.ledger::text as ledger, t.application_order, o.index, o."to", o."from" from ledger_operations o join ledger_transactions t on t.hash = o.transaction_hash
+       where o."to" = '${r}' or o."from" = '${r}' order by t.ledger, t.application_order, o.index`,
     )
-    const receiverOps = operations.map((row) => operationPagingToken(BigInt(row.ledger), row.index))
+    const receiverOps = operations.map((row) => operationPagingToken(BigInt(row.ledger), row.application_order, row.index))
     // Every operation here is a payment: the receiver's payments and operations are the same list.
     expected.set('payments', receiverOps)
     expected.set('operations', receiverOps)

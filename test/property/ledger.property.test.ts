@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { Account, Asset, Keypair, Memo, MemoReturn, MemoText, TransactionBuilder, xdr } from '@stellar/stellar-base'
+import { Account, Keypair, Memo, MemoReturn, MemoText, TransactionBuilder } from '@stellar/stellar-base'
 import fc from 'fast-check'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
+import { paymentOp } from '../helpers/closer-model.js'
 import {
   assertNoPollution,
   assertProblem,
@@ -49,19 +50,6 @@ describe('the ledger under hostile transactions (property)', () => {
     const response = await platform.app.inject({ method: 'GET', url: `/ledger/accounts/${address}` })
     assert.equal(response.statusCode, 200, response.body)
     return BigInt((response.json() as { sequence: string }).sequence)
-  }
-
-  function paymentOp(destination: string, stroops: bigint): xdr.Operation {
-    return new xdr.Operation({
-      sourceAccount: null,
-      body: xdr.OperationBody.payment(
-        new xdr.PaymentOp({
-          destination: xdr.MuxedAccount.keyTypeEd25519(Keypair.fromPublicKey(destination).rawPublicKey()),
-          asset: Asset.native().toXDRObject(),
-          amount: xdr.Int64.fromString(stroops.toString()),
-        }),
-      ),
-    })
   }
 
   interface TxSpec {

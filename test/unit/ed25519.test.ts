@@ -25,6 +25,10 @@ describe('ed25519 through node:crypto', () => {
     const theirs = pair.signDecorated(data)
     assert.deepEqual(ours.hint(), theirs.hint())
     assert.deepEqual(ours.signature(), theirs.signature())
+    // Given the address, the hint comes from the decoded public key: the same signature.
+    const withAddress = signWithSeed(pair.secret(), data, pair.publicKey())
+    assert.deepEqual(withAddress.hint(), theirs.hint())
+    assert.deepEqual(withAddress.signature(), theirs.signature())
   })
 
   it('knows an account id', () => {

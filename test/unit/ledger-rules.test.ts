@@ -12,7 +12,6 @@ import {
   isRefusal,
   type Refusal,
 } from '../../src/ledger/ledger-rules.js'
-import { ledgerBound, ledgerPagingToken, operationPagingToken, transactionPagingToken } from '../../src/ledger/paging-tokens.js'
 import { transactionResultXdr } from '../../src/ledger/stellar/result-xdr.js'
 
 const alice = Keypair.random()
@@ -401,19 +400,5 @@ describe('ledger results and paging tokens', () => {
     assert.equal(failed.result().switch().name, 'txFailed')
     assert.equal(failed.result().results()[1]?.tr().paymentResult().switch().name, 'paymentUnderfunded')
     assert.equal(xdr.TransactionResult.fromXDR(transactionResultXdr(0n, 'tx_bad_seq'), 'base64').result().switch().name, 'txBadSeq')
-  })
-
-  it('pages by TOID: a cursor selects the ledgers strictly after (or before) it', () => {
-    const token = BigInt(transactionPagingToken(5n))
-    assert.equal(token, (5n << 32n) | 4096n)
-    assert.equal(BigInt(operationPagingToken(5n, 0)), token + 1n)
-    assert.equal(ledgerBound(token, 'asc', 'transaction'), 6n)
-    assert.equal(ledgerBound(token, 'desc', 'transaction'), 4n)
-    assert.equal(ledgerBound(token - 1n, 'asc', 'transaction'), 5n)
-    assert.equal(ledgerBound(token + 1n, 'desc', 'transaction'), 5n)
-    assert.equal(ledgerBound(0n, 'asc', 'transaction'), 0n)
-    const ledger = BigInt(ledgerPagingToken(5n))
-    assert.equal(ledgerBound(ledger, 'asc', 'ledger'), 6n)
-    assert.equal(ledgerBound(ledger, 'desc', 'ledger'), 4n)
   })
 })

@@ -53,6 +53,8 @@ export async function horizonRoutes(app: FastifyInstance, options: HorizonOption
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const body = toProblem(error, (err) => request.log.error({ err }, 'unexpected error in the ledger API'))
     if (body.status === 413 || body.status === 415) reply.header('connection', 'close')
+    // The closer's back-pressure and a transaction erased by a reset: nothing was applied, try again shortly.
+    if (body.status === 503) reply.header('retry-after', '1')
     return sendProblem(reply, body)
   })
   app.setNotFoundHandler((request, reply) => {

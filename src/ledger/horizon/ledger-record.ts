@@ -32,14 +32,15 @@ export const LedgerRecord = Type.Object({
 })
 export type LedgerRecordType = Static<typeof LedgerRecord>
 
-export function ledgerRecord(links: HorizonLinks, summary: LedgerSummary): LedgerRecordType {
+/** `maxTxSetSize`: the most transactions a ledger may hold (the closer's PLINTH_LEDGER_BATCH_MAX). */
+export function ledgerRecord(links: HorizonLinks, summary: LedgerSummary, maxTxSetSize: number): LedgerRecordType {
   return {
     id: summary.hash,
     paging_token: ledgerPagingToken(BigInt(summary.sequence)),
     hash: summary.hash,
     ...(summary.prevHash === null ? {} : { prev_hash: summary.prevHash }),
     sequence: Number(summary.sequence),
-    successful_transaction_count: 1,
+    successful_transaction_count: summary.transactionCount,
     failed_transaction_count: 0,
     operation_count: summary.operationCount,
     tx_set_operation_count: summary.operationCount,
@@ -48,12 +49,14 @@ export function ledgerRecord(links: HorizonLinks, summary: LedgerSummary): Ledge
     fee_pool: formatAmount(BigInt(summary.feePool)),
     base_fee_in_stroops: Number(BASE_FEE_STROOPS),
     base_reserve_in_stroops: 0,
-    max_tx_set_size: 1,
+    max_tx_set_size: maxTxSetSize,
     protocol_version: PROTOCOL_VERSION,
     header_xdr: ledgerHeaderXdr({
       ledger: Number(summary.sequence),
       prevHash: summary.prevHash,
-      transactionHash: summary.transactionHash,
+      // Plinth keeps no transaction set: its first transaction's hash stands in for the set's (docs/ledger.md).
+      transactionHash: summary.firstTransactionHash,
+      maxTxSetSize,
       closedAt: summary.closedAt,
       totalCoins: BigInt(summary.totalCoins),
       feePool: BigInt(summary.feePool),

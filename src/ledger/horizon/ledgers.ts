@@ -11,10 +11,11 @@ export function ledgerRoutes(ctx: HorizonContext): void {
   collectionRoute(ctx, {
     url: '/ledgers',
     operationId: 'horizonListLedgers',
-    summary: 'Closed ledgers (one transaction each); ?order=desc&limit=1 is the latest',
+    summary: 'Closed ledgers, each with the transactions closed together; ?order=desc&limit=1 is the latest',
     record: LedgerRecord,
     resolve: async () => undefined,
-    list: async (_scope, page) => (await ledger.listLedgers(page)).map((summary) => ledgerRecord(links, summary)),
+    list: async (_scope, page) =>
+      (await ledger.listLedgers(page)).map((summary) => ledgerRecord(links, summary, ledger.maxTransactionsPerLedger)),
   })
 
   r.get(
@@ -28,6 +29,6 @@ export function ledgerRoutes(ctx: HorizonContext): void {
         response: { 200: LedgerRecord, ...problems(404) },
       },
     },
-    async (request) => ledgerRecord(links, await scopes.ledger(request.params.sequence)),
+    async (request) => ledgerRecord(links, await scopes.ledger(request.params.sequence), ledger.maxTransactionsPerLedger),
   )
 }

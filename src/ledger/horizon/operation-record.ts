@@ -23,7 +23,7 @@ export const OperationRecord = Type.Object({
 export type OperationRecordType = Static<typeof OperationRecord>
 
 export function operationRecord(links: HorizonLinks, op: LedgerOperation): OperationRecordType {
-  const id = operationPagingToken(BigInt(op.ledger), op.index)
+  const id = operationPagingToken(BigInt(op.ledger), op.applicationOrder, op.index)
   return {
     id,
     paging_token: id,

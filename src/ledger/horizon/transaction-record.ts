@@ -57,7 +57,7 @@ function fromEnvelope(tx: LedgerTransaction) {
 
 export function transactionRecord(links: HorizonLinks, tx: LedgerTransaction): TransactionRecordType {
   const self = `/transactions/${tx.hash}`
-  const token = transactionPagingToken(BigInt(tx.ledger))
+  const token = transactionPagingToken(BigInt(tx.ledger), tx.applicationOrder)
   return {
     id: tx.hash,
     paging_token: token,

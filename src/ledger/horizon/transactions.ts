@@ -35,7 +35,7 @@ export function transactionRoutes(ctx: HorizonContext): void {
   collectionRoute(ctx, {
     url: '/transactions',
     operationId: 'horizonListTransactions',
-    summary: 'Every applied transaction, in ledger order',
+    summary: 'Every applied transaction, in ledger and application order',
     record: TransactionRecord,
     resolve: async () => undefined,
     list: async (_scope, page) => (await ledger.listTransactions(page)).map((tx) => transactionRecord(links, tx)),
@@ -68,7 +68,7 @@ export function transactionRoutes(ctx: HorizonContext): void {
   collectionRoute(ctx, {
     url: '/ledgers/:sequence/transactions',
     operationId: 'horizonListLedgerTransactions',
-    summary: "A ledger's transactions (always one)",
+    summary: "A ledger's transactions, in application order",
     params: Type.Object({ sequence: LedgerSequence }),
     record: TransactionRecord,
     resolve: (params) => scopes.ledger(params.sequence),

@@ -44,10 +44,16 @@ export function verifySignature(address: string, data: Buffer, signature: { hint
   return verify(null, data, found.key, signature.signature)
 }
 
-/** Signs `data` with an S… seed: the decorated signature a transaction envelope carries. */
-export function signWithSeed(seed: string, data: Buffer): xdr.DecoratedSignature {
+/**
+ * Signs `data` with an S… seed: the decorated signature a transaction envelope carries. Given the
+ * seed's G… address, the hint (its key's last 4 bytes) comes from the decoded keys kept above
+ * instead of deriving the public key from the private one (a third of the cost of signing).
+ */
+export function signWithSeed(seed: string, data: Buffer, address?: string): xdr.DecoratedSignature {
   const raw = Buffer.from(StrKey.decodeEd25519SecretSeed(seed))
   const key = createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, raw]), format: 'der', type: 'pkcs8' })
-  const publicRaw = createPublicKey(key).export({ format: 'der', type: 'spki' }).subarray(SPKI_PREFIX.length)
+  const publicRaw =
+    (address === undefined ? undefined : rawPublicKey(address)) ??
+    createPublicKey(key).export({ format: 'der', type: 'spki' }).subarray(SPKI_PREFIX.length)
   return new xdr.DecoratedSignature({ hint: publicRaw.subarray(28), signature: sign(null, data, key) })
 }

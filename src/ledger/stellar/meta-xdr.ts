@@ -13,6 +13,11 @@ export interface AccountBefore {
   balance: bigint
   sequence: bigint
   lastModifiedLedger: number
+  /**
+   * An earlier transaction of the ledger being closed changed the account: its
+   * `lastModifiedLedgerSeq` is that ledger, stamped at COMMIT like the changes' own.
+   */
+  inThisLedger?: boolean
 }
 
 export interface MetaInput {
@@ -27,7 +32,7 @@ export interface MetaInput {
 
 /**
  * A transaction's meta XDR with the ledger it closes left blank: the number is drawn when the
- * transaction commits (ledger-repo.ts, `queueTransaction`), and is written at `feeLedgerAt` and
+ * transaction commits (ledger-batch-repo.ts, `queue`), and is written at `feeLedgerAt` and
  * `resultLedgerAt` (byte offsets of each uint32 `lastModifiedLedgerSeq` that holds it) then.
  */
 export interface MetaTemplate {
@@ -113,7 +118,13 @@ class Writer {
 export function transactionMetaTemplate(input: MetaInput): MetaTemplate {
   const state = new Map<string, { balance: bigint; sequence: bigint; lastModified: number; stamped: boolean }>()
   for (const [address, account] of input.before) {
-    state.set(address, { balance: account.balance, sequence: account.sequence, lastModified: account.lastModifiedLedger, stamped: false })
+    const stamped = account.inThisLedger === true
+    state.set(address, {
+      balance: account.balance,
+      sequence: account.sequence,
+      lastModified: stamped ? 0 : account.lastModifiedLedger,
+      stamped,
+    })
   }
   const current = (address: string) => {
     const found = state.get(address)
@@ -176,8 +187,10 @@ export interface HeaderInput {
   ledger: number
   /** Hex, 32 bytes; null for the first ledger. */
   prevHash: string | null
-  /** Hex, 32 bytes: the one transaction's hash stands for the transaction set's. */
+  /** Hex, 32 bytes: the ledger's first transaction's hash stands for the transaction set's. */
   transactionHash: string
+  /** The most transactions a ledger may hold (the closer's PLINTH_LEDGER_BATCH_MAX). */
+  maxTxSetSize: number
   closedAt: Date
   /** Stroops. */
   totalCoins: bigint
@@ -213,7 +226,7 @@ export function ledgerHeaderXdr(input: HeaderInput): string {
     idPool: xdr.Uint64.fromString('0'),
     baseFee: input.baseFee,
     baseReserve: 0,
-    maxTxSetSize: 1,
+    maxTxSetSize: input.maxTxSetSize,
     skipList: [ZERO_HASH, ZERO_HASH, ZERO_HASH, ZERO_HASH],
     ext: new xdr.LedgerHeaderExt(0),
   })

@@ -301,7 +301,7 @@ describe('payments', () => {
       const ledger = ledgerServiceFactory({
         db: platform.db,
         clock: platform.clock,
-        onTransactionApplied: linkPayments(() => payments),
+        hook: linkPayments(platform.clock),
       })
       await assert.rejects(payments.submit(principalOf(s), p.identifier), (error: unknown) => {
         assert.ok(error instanceof ApiError)
