@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely'
+import { type Kysely, type RawBuilder, sql } from 'kysely'
 import type { DB } from '../db/schema.js'
 import type { LedgerNetwork, MemoType } from './ledger-rules.js'
 
@@ -61,43 +61,50 @@ export function ledgerBatchRepo(db: Kysely<DB>) {
     },
 
     /**
-     * Writes the accounts' balances (Pi, 7 places) and sequences as the batch left them, in one
-     * statement. The rows are locked; a balance below zero is still refused by the statement, and
-     * a count short of the rows given throws (the batch rolls back): the database's own guard.
+     * Writes the batch in one statement: the accounts' balances (Pi, 7 places) and sequences as the
+     * batch left them, the batch's transactions queued to close the ledger at COMMIT, and `extra`,
+     * data-modifying common table expressions of the batch hook (its links), each `[name, body]`.
+     * The accounts are locked; a balance below zero is still refused by the statement, and a count
+     * short of the accounts given throws (the batch rolls back): the database's own guard.
      */
-    async writeAccounts(accounts: ReadonlyArray<{ address: string; balance: string; sequence: string }>): Promise<void> {
-      const result = await sql`
-        update ledger_accounts as a set balance = v.balance, sequence = v.sequence
-        from unnest(${accounts.map((a) => a.address)}::text[], ${accounts.map((a) => a.balance)}::numeric[],
-          ${accounts.map((a) => a.sequence)}::bigint[]) as v(address, balance, sequence)
-        where a.address = v.address and v.balance >= 0`.execute(db)
-      if (Number(result.numAffectedRows ?? 0n) !== accounts.length) {
-        throw new Error(`the batch wrote ${result.numAffectedRows ?? 0n} of its ${accounts.length} accounts`)
-      }
-    },
-
-    /** Queues the batch's transactions, in one statement; the deferred trigger closes them as one ledger at COMMIT. */
-    async queue(transactions: readonly QueuedTransaction[], at: Date): Promise<void> {
+    async write(
+      accounts: ReadonlyArray<{ address: string; balance: string; sequence: string }>,
+      transactions: readonly QueuedTransaction[],
+      at: Date,
+      extra: ReadonlyArray<readonly [name: string, body: RawBuilder<unknown>]>,
+    ): Promise<void> {
       const column = <T>(pick: (tx: QueuedTransaction) => T): T[] => transactions.map(pick)
-      await sql`
-        insert into ledger_pending (hash, application_order, network, source_account, source_account_sequence, fee_charged,
-            max_fee, operation_count, memo, memo_type, envelope_xdr, result_xdr, created_at, fee_meta, fee_meta_ledger_at,
-            result_meta, result_meta_ledger_at, op_from, op_to, op_amount, accounts)
-        select q.hash, q.application_order, q.network, q.source, q.sequence, q.fee_charged, q.max_fee, q.operation_count,
-            q.memo, q.memo_type, q.envelope_xdr, q.result_xdr, ${at}::timestamptz, decode(q.fee_meta, 'hex'),
-            q.fee_meta_ledger_at::integer[], decode(q.result_meta, 'hex'), q.result_meta_ledger_at::integer[],
-            q.op_from::text[], q.op_to::text[], q.op_amount::numeric[], q.accounts::text[]
-        from unnest(${column((tx) => tx.hash)}::text[], ${column((tx) => tx.order)}::integer[], ${column((tx) => tx.network)}::text[],
-            ${column((tx) => tx.source)}::text[], ${column((tx) => tx.sequence)}::bigint[], ${column((tx) => tx.feeCharged)}::bigint[],
-            ${column((tx) => tx.maxFee)}::bigint[], ${column((tx) => tx.operationCount)}::integer[], ${column((tx) => tx.memo)}::text[],
-            ${column((tx) => tx.memoType)}::text[], ${column((tx) => tx.envelopeXdr)}::text[], ${column((tx) => tx.resultXdr)}::text[],
-            ${column((tx) => tx.feeMeta.toString('hex'))}::text[], ${column((tx) => arrayLiteral(tx.feeMetaLedgerAt))}::text[],
-            ${column((tx) => tx.resultMeta.toString('hex'))}::text[], ${column((tx) => arrayLiteral(tx.resultMetaLedgerAt))}::text[],
-            ${column((tx) => arrayLiteral(tx.opFrom))}::text[], ${column((tx) => arrayLiteral(tx.opTo))}::text[],
-            ${column((tx) => arrayLiteral(tx.opAmount))}::text[], ${column((tx) => arrayLiteral(tx.accounts))}::text[])
-          as q(hash, application_order, network, source, sequence, fee_charged, max_fee, operation_count, memo, memo_type,
-            envelope_xdr, result_xdr, fee_meta, fee_meta_ledger_at, result_meta, result_meta_ledger_at, op_from, op_to,
-            op_amount, accounts)`.execute(db)
+      const more = extra.map(([name, body]) => sql`, ${sql.id(name)} as (${body})`)
+      const { rows } = await sql<{ written: number }>`
+        with written as (
+          update ledger_accounts as a set balance = v.balance, sequence = v.sequence
+          from unnest(${accounts.map((a) => a.address)}::text[], ${accounts.map((a) => a.balance)}::numeric[],
+            ${accounts.map((a) => a.sequence)}::bigint[]) as v(address, balance, sequence)
+          where a.address = v.address and v.balance >= 0
+          returning a.address
+        ), queued as (
+          insert into ledger_pending (hash, application_order, network, source_account, source_account_sequence, fee_charged,
+              max_fee, operation_count, memo, memo_type, envelope_xdr, result_xdr, created_at, fee_meta, fee_meta_ledger_at,
+              result_meta, result_meta_ledger_at, op_from, op_to, op_amount, accounts)
+          select q.hash, q.application_order, q.network, q.source, q.sequence, q.fee_charged, q.max_fee, q.operation_count,
+              q.memo, q.memo_type, q.envelope_xdr, q.result_xdr, ${at}::timestamptz, decode(q.fee_meta, 'hex'),
+              q.fee_meta_ledger_at::integer[], decode(q.result_meta, 'hex'), q.result_meta_ledger_at::integer[],
+              q.op_from::text[], q.op_to::text[], q.op_amount::numeric[], q.accounts::text[]
+          from unnest(${column((tx) => tx.hash)}::text[], ${column((tx) => tx.order)}::integer[], ${column((tx) => tx.network)}::text[],
+              ${column((tx) => tx.source)}::text[], ${column((tx) => tx.sequence)}::bigint[], ${column((tx) => tx.feeCharged)}::bigint[],
+              ${column((tx) => tx.maxFee)}::bigint[], ${column((tx) => tx.operationCount)}::integer[], ${column((tx) => tx.memo)}::text[],
+              ${column((tx) => tx.memoType)}::text[], ${column((tx) => tx.envelopeXdr)}::text[], ${column((tx) => tx.resultXdr)}::text[],
+              ${column((tx) => tx.feeMeta.toString('hex'))}::text[], ${column((tx) => arrayLiteral(tx.feeMetaLedgerAt))}::text[],
+              ${column((tx) => tx.resultMeta.toString('hex'))}::text[], ${column((tx) => arrayLiteral(tx.resultMetaLedgerAt))}::text[],
+              ${column((tx) => arrayLiteral(tx.opFrom))}::text[], ${column((tx) => arrayLiteral(tx.opTo))}::text[],
+              ${column((tx) => arrayLiteral(tx.opAmount))}::text[], ${column((tx) => arrayLiteral(tx.accounts))}::text[])
+            as q(hash, application_order, network, source, sequence, fee_charged, max_fee, operation_count, memo, memo_type,
+              envelope_xdr, result_xdr, fee_meta, fee_meta_ledger_at, result_meta, result_meta_ledger_at, op_from, op_to,
+              op_amount, accounts)
+        )${sql.join(more, sql``)}
+        select count(*)::integer as written from written`.execute(db)
+      const written = rows[0]?.written ?? 0
+      if (written !== accounts.length) throw new Error(`the batch wrote ${written} of its ${accounts.length} accounts`)
     },
   }
 }

@@ -38,8 +38,8 @@ import { transactionResultXdr } from './stellar/result-xdr.js'
  * 3. apply each transaction in order, in memory: the rules, the hook's decision, the submitter's
  *    condition. A transaction they refuse gets its refusal and leaves the batch; nothing of it is
  *    written, so the others never roll back for it;
- * 4. write the accounts, the queued transactions and the hook's links, one statement each, and
- *    run the per-transaction hooks;
+ * 4. write the accounts, the queued transactions and the hook's links in one statement, and run
+ *    the per-transaction hooks;
  * 5. COMMIT: the deferred trigger draws one ledger number for the batch, in commit order across
  *    processes, and writes the ledger. Every submitter is answered after the COMMIT returned (after
  *    the WAL flush), with its own hash, ledger and result.
@@ -308,18 +308,16 @@ export function ledgerCloser(deps: CloserDeps) {
       while (plan === undefined) plan = pass(batch, locked, round, left)
       if (plan.accepted.length === 0) return plan
 
-      await repo.writeAccounts(
+      await repo.write(
         [...plan.accounts].map(([address, state]) => ({
           address,
           balance: formatAmount(state.balance),
           sequence: state.sequence.toString(),
         })),
-      )
-      await repo.queue(
         plan.accepted.map((a) => a.queued),
         new Date(),
+        plan.hookPass?.writes() ?? [],
       )
-      await plan.hookPass?.write(trx)
       for (const { waiting, applied } of plan.accepted) {
         try {
           const refusal = (await deps.onTransactionApplied?.(trx, applied)) ?? (await waiting.submission.afterApply?.(trx, applied))

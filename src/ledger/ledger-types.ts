@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import type { Kysely, RawBuilder } from 'kysely'
 import type { DB } from '../db/schema.js'
 import type { LedgerNetwork, MemoType } from './ledger-rules.js'
 
@@ -72,7 +72,7 @@ export type HookDecision = { refusal: HookRefusal } | { linked: string | undefin
  * A hook the ledger closer runs over a whole batch, inside the database transaction that applies
  * it (src/ledger/ledger-closer.ts): `prepare` locks and reads, in one statement, what deciding
  * needs for the batch's transactions; each pass then decides every transaction in ledger order in
- * memory, and `write` writes what the pass accepted, in one statement. A refusal leaves no trace
+ * memory, and `writes` hands what the pass accepted to the batch's one write statement. A refusal leaves no trace
  * in the pass. A pass is started again when a transaction it accepted leaves the batch, so a pass
  * only ever writes the decisions of the transactions that commit.
  */
@@ -86,7 +86,8 @@ export interface BatchHookRound {
 
 export interface BatchHookPass {
   decide(tx: AppliedTransaction): HookDecision
-  write(trx: Kysely<DB>): Promise<void>
+  /** What the pass decided, as data-modifying common table expressions (`[name, body]`) of the batch's one write statement. */
+  writes(): ReadonlyArray<readonly [name: string, body: RawBuilder<unknown>]>
 }
 
 /** A stored transaction, as Horizon's transaction resource shows it. */

@@ -19,7 +19,7 @@ import type { PaymentsLedger } from './payments-service.js'
  * operation pays the payment's recipient its exact amount on its network. The payments the batch
  * names are locked first (one statement), so a concurrent approve or cancel waits, or is seen;
  * each transaction is then decided in ledger order in memory (the first of two paying one payment
- * links it), and the links are written in one statement.
+ * links it), and the links are written by the batch's one write statement.
  */
 export function linkPayments(clock: Clock): BatchHook {
   return {
@@ -56,9 +56,7 @@ export function linkPayments(clock: Clock): BatchHook {
               links.push({ identifier: payment.identifier, txid: tx.hash, verified })
               return { linked: payment.identifier }
             },
-            async write(writer) {
-              if (links.length > 0) await paymentsRepo(writer).writeLinks(links, clock.now())
-            },
+            writes: () => paymentsRepo(trx).linkWrites(links, clock.now()),
           }
         },
       }

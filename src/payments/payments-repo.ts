@@ -508,23 +508,34 @@ export function paymentsRepo(db: Kysely<DB>) {
 
     /**
      * Links each payment to the transaction that pays it, with its timeline events (linked, and
-     * verified when it is), in one statement for a whole ledger batch. The rows were locked by
-     * lockForLinking in the same database transaction; `txid is null` stays as the database's guard.
+     * verified when it is), as two data-modifying common table expressions for the ledger
+     * batch's one write statement. The rows were locked by lockForLinking in the same database
+     * transaction; `txid is null` stays as the database's guard.
      */
-    async writeLinks(links: ReadonlyArray<{ identifier: string; txid: string; verified: boolean }>, now: Date): Promise<void> {
-      await sql`
-        with moved as (
-          update payments as p set txid = v.txid, tx_verified = v.verified, tx_linked_at = ${now}::timestamptz
-          from unnest(${links.map((l) => l.identifier)}::text[], ${links.map((l) => l.txid)}::text[],
-            ${links.map((l) => l.verified)}::boolean[]) as v(identifier, txid, verified)
-          where p.identifier = v.identifier and p.txid is null
-          returning p.identifier, p.app_id, p.txid, p.tx_verified, p.tx_linked_at
-        )
-        insert into payment_events (${sql.join(EVENT_COLUMNS.map((column) => sql.ref(column)))})
-        select identifier, app_id, 'transaction_linked', ${LEDGER.actor}::text, null::text, tx_linked_at, null::text, 'txid ' || txid from moved
-        union all
-        select identifier, app_id, 'transaction_verified', ${LEDGER.actor}::text, null::text, tx_linked_at, null::text, 'txid ' || txid
-        from moved where tx_verified`.execute(db)
+    linkWrites(
+      links: ReadonlyArray<{ identifier: string; txid: string; verified: boolean }>,
+      now: Date,
+    ): Array<readonly [name: string, body: RawBuilder<unknown>]> {
+      if (links.length === 0) return []
+      return [
+        [
+          'payment_links',
+          sql`update payments as p set txid = v.txid, tx_verified = v.verified, tx_linked_at = ${now}::timestamptz
+            from unnest(${links.map((l) => l.identifier)}::text[], ${links.map((l) => l.txid)}::text[],
+              ${links.map((l) => l.verified)}::boolean[]) as v(identifier, txid, verified)
+            where p.identifier = v.identifier and p.txid is null
+            returning p.identifier, p.app_id, p.txid, p.tx_verified, p.tx_linked_at`,
+        ],
+        [
+          'payment_link_events',
+          sql`insert into payment_events (${sql.join(EVENT_COLUMNS.map((column) => sql.ref(column)))})
+            select identifier, app_id, 'transaction_linked', ${LEDGER.actor}::text, null::text, tx_linked_at, null::text, 'txid ' || txid
+            from payment_links
+            union all
+            select identifier, app_id, 'transaction_verified', ${LEDGER.actor}::text, null::text, tx_linked_at, null::text, 'txid ' || txid
+            from payment_links where tx_verified`,
+        ],
+      ]
     },
 
     /** The app's app-to-user payments not yet completed nor cancelled, oldest first. */

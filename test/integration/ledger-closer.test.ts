@@ -103,7 +103,7 @@ describe(`the ledger closer (${TEST_DB})`, () => {
     }
     const one = await burst(1)
     const twenty = await burst(20)
-    assert.equal(one, 4, 'a batch locks the accounts, writes them, queues its transactions and reads them back')
+    assert.equal(one, 3, 'a batch locks the accounts, writes them with its transactions in one statement and reads them back')
     assert.equal(twenty, one, 'a batch of 20 runs the statements of a batch of 1')
   })
 
