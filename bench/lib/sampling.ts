@@ -34,18 +34,19 @@ export function readCpuMs(pid: number): number | undefined {
 }
 
 /**
- * CPU time (user + system) every process named `postgres` (the PostgreSQL server's postmaster,
- * backends and helpers) has used so far, in ms; undefined without procfs. A PostgreSQL server on
- * another machine is not seen; backends serving other clients of the same server are counted too.
+ * CPU time (user + system) each process named `postgres` (the PostgreSQL server's postmaster,
+ * backends and helpers) has used so far, in ms, by pid; undefined without procfs. A PostgreSQL
+ * server on another machine is not seen; backends serving other clients of the same server are
+ * counted too.
  */
-export function readPostgresCpuMs(): number | undefined {
+export function readPostgresCpuMs(): Map<number, number> | undefined {
   let entries: string[]
   try {
     entries = readdirSync('/proc')
   } catch {
     return undefined
   }
-  let total = 0
+  const byPid = new Map<number, number>()
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue
     try {
@@ -53,9 +54,40 @@ export function readPostgresCpuMs(): number | undefined {
     } catch {
       continue
     }
-    total += readCpuMs(Number(entry)) ?? 0
+    const ms = readCpuMs(Number(entry))
+    if (ms !== undefined) byPid.set(Number(entry), ms)
   }
-  return total
+  return byPid
+}
+
+/**
+ * PostgreSQL's CPU over an interval, from readings by pid: a backend that started meanwhile counts
+ * whole, one that exited counts up to its last reading. A sum over the processes alive at both
+ * ends lost the CPU of every backend that exited during the run (a pool closing an idle
+ * connection): runs read 0% while PostgreSQL was busy.
+ */
+export class PostgresCpu {
+  private readonly start: Map<number, number> | undefined
+  private readonly last = new Map<number, number>()
+
+  constructor() {
+    this.start = readPostgresCpuMs()
+    for (const [pid, ms] of this.start ?? []) this.last.set(pid, ms)
+  }
+
+  /** Takes a reading; stop() takes a last one. */
+  read(): void {
+    for (const [pid, ms] of readPostgresCpuMs() ?? []) this.last.set(pid, ms)
+  }
+
+  /** The CPU used since the constructor, in ms; undefined without procfs. */
+  stop(): number | undefined {
+    if (this.start === undefined) return undefined
+    this.read()
+    let total = 0
+    for (const [pid, ms] of this.last) total += Math.max(0, ms - (this.start.get(pid) ?? 0))
+    return total
+  }
 }
 
 /** CPU time all cores have spent busy (not idle or waiting for I/O) since boot, in ms; undefined without procfs. */
@@ -111,7 +143,7 @@ export class ProcessSampler {
   private startedAt = 0
   private cpuAtStart: number | undefined
   private machineAtStart: number | undefined
-  private postgresAtStart: number | undefined
+  private postgres: PostgresCpu | undefined
 
   constructor(
     pids: number | readonly number[],
@@ -122,6 +154,7 @@ export class ProcessSampler {
   }
 
   private async sample(): Promise<void> {
+    this.postgres?.read()
     await Promise.all(
       this.pids.map(async (pid) => {
         const kb = await readRssKb(pid)
@@ -145,7 +178,7 @@ export class ProcessSampler {
     this.startedAt = performance.now()
     this.cpuAtStart = this.cpuMs()
     this.machineAtStart = readMachineBusyMs()
-    this.postgresAtStart = readPostgresCpuMs()
+    this.postgres = new PostgresCpu()
     void this.sample()
     this.timer = setInterval(() => void this.sample(), this.intervalMs)
   }
@@ -154,7 +187,7 @@ export class ProcessSampler {
     clearInterval(this.timer)
     const cpuAtEnd = this.cpuMs()
     const machineAtEnd = readMachineBusyMs()
-    const postgresAtEnd = readPostgresCpuMs()
+    const postgresMs = this.postgres?.stop()
     const wallMs = performance.now() - this.startedAt
     await this.sample()
     const peaks = [...this.peakKb.values()]
@@ -163,10 +196,7 @@ export class ProcessSampler {
       cpuPercent: cpuAtEnd === undefined || this.cpuAtStart === undefined ? undefined : ((cpuAtEnd - this.cpuAtStart) / wallMs) * 100,
       machineCpuPercent:
         machineAtEnd === undefined || this.machineAtStart === undefined ? undefined : ((machineAtEnd - this.machineAtStart) / wallMs) * 100,
-      postgresCpuPercent:
-        postgresAtEnd === undefined || this.postgresAtStart === undefined
-          ? undefined
-          : (Math.max(0, postgresAtEnd - this.postgresAtStart) / wallMs) * 100,
+      postgresCpuPercent: postgresMs === undefined ? undefined : (postgresMs / wallMs) * 100,
     }
   }
 }

@@ -311,7 +311,10 @@ describe('the benchmark report writer', () => {
         .slice(1, 13),
       ['16', '1,600.0', '17', '35', '9.0', '18.0', '0.31 ms', '0.25 ms', '9', '1.67', '1: 44% · 2: 44% · 3–4: 11%', '0'],
     )
-    assert.match(markdown, /A lone submit \(1 worker\): the submit step takes 3\.2 ms on average, p99 6\.4 ms; 8\.1 ms before the ledger closer/)
+    assert.match(
+      markdown,
+      /A lone submit \(1 worker\): the submit step takes 3\.2 ms on average, p99 6\.4 ms; 8\.1 ms before the ledger closer/,
+    )
     assert.ok(!markdown.includes(NO_BATCH_METRIC))
     const parsed = JSON.parse(resultsJson(report)) as { ledgerBatches: BatchRow[] }
     assert.deepEqual(parsed.ledgerBatches[1]?.batches, window)
