@@ -129,6 +129,13 @@ function noSourceAccount(source: string): LedgerError {
   return refused({ transaction: 'tx_no_source_account', detail: `The account ${source} does not exist.` }, '')
 }
 
+/** The locked accounts as the rules read them: balances in stroops, sequences as integers. */
+function statesOf(locked: ReadonlyMap<string, LockedAccount>): Map<string, AccountState> {
+  return new Map(
+    [...locked].map(([address, row]) => [address, { balance: parseStoredAmount(row.balance), sequence: BigInt(row.sequence) }]),
+  )
+}
+
 export function ledgerCloser(deps: CloserDeps) {
   const { db, limits, check } = deps
   const queue: Waiting[] = []
@@ -173,9 +180,7 @@ export function ledgerCloser(deps: CloserDeps) {
     round: { pass(): BatchHookPass } | undefined,
     left: Map<Waiting, unknown>,
   ): Plan | undefined {
-    const accounts = new Map<string, AccountState>(
-      [...locked].map(([address, row]) => [address, { balance: parseStoredAmount(row.balance), sequence: BigInt(row.sequence) }]),
-    )
+    const accounts = statesOf(locked)
     const changed = new Set<string>()
     const hookPass = round?.pass()
     const accepted: Accepted[] = []
@@ -281,9 +286,7 @@ export function ledgerCloser(deps: CloserDeps) {
         for (const address of addresses) involved.add(address)
       }
       const locked = await repo.lockAccounts([...involved])
-      const startAccounts = new Map<string, AccountState>(
-        [...locked].map(([address, row]) => [address, { balance: parseStoredAmount(row.balance), sequence: BigInt(row.sequence) }]),
-      )
+      const startAccounts = statesOf(locked)
       const left = new Map<Waiting, unknown>()
       // What the hook needs to lock: every transaction's memo and source, as first signed.
       const previews: AppliedTransaction[] = []
