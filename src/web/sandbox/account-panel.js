@@ -83,8 +83,8 @@ export function createAccountPanel(ctx) {
         h('strong', {}, passkey.name),
         h(
           'span',
-          { class: 'muted' },
-          ` added ${formatTime(passkey.created_at)}, ${passkey.last_used_at ? `last used ${formatTime(passkey.last_used_at)}` : 'never used yet'}`,
+          { class: 'muted passkey-dates' },
+          `added ${formatTime(passkey.created_at)}, ${passkey.last_used_at ? `last used ${formatTime(passkey.last_used_at)}` : 'never used yet'}`,
         ),
       ),
       h(
