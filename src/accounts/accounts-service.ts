@@ -36,7 +36,7 @@ const INVALID = 'The username or the password is wrong.'
  * (docs/accounts.md, "Re-authentication"): long enough for one errand, short enough that a session
  * taken over later has to prove itself again.
  */
-export const REAUTHENTICATION_SECONDS = 300
+const REAUTHENTICATION_SECONDS = 300
 export const suspendedUser = () =>
   new ApiError('user_suspended', "The platform's operator has suspended this account: it cannot sign in until they restore it.")
 
