@@ -14,6 +14,17 @@ import type { AccountsService, NewSession, StartedSession } from './accounts-ser
 
 /** What a password field takes at most, in UTF-16 units: the rules (passwords.ts) then count characters. */
 const Password = (description: string) => Type.String({ minLength: 1, maxLength: 512, description })
+/** The passkeys a password change or sign-out everywhere keeps: every other one of the account is removed. */
+const KeepPasskeys = Type.Optional(
+  Type.Array(Type.String({ minLength: 1, maxLength: 1400 }), {
+    maxItems: 20,
+    description:
+      "Ids of the account's passkeys to keep; every other passkey is removed (an id of another account keeps nothing). Omitted: every passkey is removed.",
+  }),
+)
+export const Reauthenticated = Type.Object({
+  reauthenticated_until: Timestamp('Until when this session may add a passkey without confirming again'),
+})
 const SignedIn = Type.Object({
   user_id: Type.String(),
   username: Type.String(),
@@ -128,17 +139,27 @@ export function accountRoutes(app: FastifyInstance, deps: AccountRoutesDeps): vo
     '/account/signout-everywhere',
     {
       config: session,
+      // No body (the panic button needs none) is an empty one: it keeps no passkey.
+      preValidation: async (request) => {
+        request.body ??= {}
+      },
       schema: {
         ...signedIn,
         operationId: 'accountSignoutEverywhere',
-        summary: 'End every session of the account, this one included',
-        response: { 200: Type.Object({ sessions_ended: Type.Integer() }), ...errorResponses(401, 403, 415) },
+        summary: 'End every session of the account, this one included, and remove every passkey not kept',
+        description:
+          'What a person does who fears someone else is in the account: every session ends and every passkey not named in keep_passkeys is removed, so nothing an intruder added signs in again. No body keeps no passkey.',
+        body: Type.Object({ keep_passkeys: KeepPasskeys }, { additionalProperties: false }),
+        response: {
+          200: Type.Object({ sessions_ended: Type.Integer(), passkeys_removed: Type.Integer() }),
+          ...errorResponses(401, 403, 415),
+        },
       },
     },
     async (request, reply) => {
-      const ended = await accounts.signoutEverywhere(sessionPrincipal(request).userId)
+      const ended = await accounts.signoutEverywhere(sessionPrincipal(request).userId, request.body.keep_passkeys ?? [])
       clearSessionCookie(reply)
-      return { sessions_ended: ended }
+      return { sessions_ended: ended.sessions, passkeys_removed: ended.passkeys }
     },
   )
 
@@ -251,9 +272,16 @@ export function accountRoutes(app: FastifyInstance, deps: AccountRoutesDeps): vo
       schema: {
         ...signedIn,
         operationId: 'accountChangePassword',
-        summary: 'Change the password: every other session ends, and this one is replaced',
+        summary:
+          'Change the password: every other session ends, every passkey not kept is removed, every reset link ends, and this session is replaced',
+        description:
+          'The current password is the re-authentication this needs (wrong: 401 invalid_credentials, counted as a sign-in attempt). Passkeys not named in keep_passkeys are removed.',
         body: Type.Object(
-          { current_password: Password('The password now'), new_password: Password('8 to 128 characters') },
+          {
+            current_password: Password('The password now'),
+            new_password: Password('8 to 128 characters'),
+            keep_passkeys: KeepPasskeys,
+          },
           { additionalProperties: false },
         ),
         response: { 200: SignedIn, ...errorResponses(401, 403, 415, 429) },
@@ -265,12 +293,32 @@ export function accountRoutes(app: FastifyInstance, deps: AccountRoutesDeps): vo
       if (token === undefined) throw new Error('a session route ran without its cookie')
       const begun = await accounts.changePassword(
         principal,
-        { current: request.body.current_password, next: request.body.new_password },
+        { current: request.body.current_password, next: request.body.new_password, keep: request.body.keep_passkeys ?? [] },
         address(request),
         token,
       )
       setSessionCookie(reply, begun.token, maxAge(begun))
       return started({ ...begun, userId: principal.userId, username: principal.username })
+    },
+  )
+
+  r.post(
+    '/account/reauthenticate',
+    {
+      config: session,
+      schema: {
+        ...signedIn,
+        operationId: 'accountReauthenticate',
+        summary: 'Confirm it is you with the password: adding a passkey is allowed for the next five minutes',
+        description:
+          'Stamps this session as re-authenticated (a sign-in does too). A wrong password is 401 invalid_credentials and counts as a sign-in attempt of the account (429). POST /account/reauthenticate/passkey/options does the same with a passkey.',
+        body: Type.Object({ password: Password('The password') }, { additionalProperties: false }),
+        response: { 200: Reauthenticated, ...errorResponses(401, 403, 415, 429) },
+      },
+    },
+    async (request) => {
+      const until = await accounts.reauthenticate(sessionPrincipal(request), request.body.password, address(request))
+      return { reauthenticated_until: until.toISOString() }
     },
   )
 
@@ -282,7 +330,7 @@ export function accountRoutes(app: FastifyInstance, deps: AccountRoutesDeps): vo
         operationId: 'accountResetPassword',
         summary: 'Set a new password with a one-time link an operator issued, and sign in',
         description:
-          'The token is the part of the link after `#/reset/`. A link works once, until it expires (400 invalid_reset_link); every other session of the account ends. Attempts count per address as sign-ins do (429).',
+          'The token is the part of the link after `#/reset/`. A link works once, until it expires or a newer link, a password change or another reset ends it (400 invalid_reset_link). Account recovery trusts nothing the account had: every session ends, every passkey is removed, every other link ends. Attempts count per address as sign-ins do (429).',
         body: Type.Object(
           { token: Type.String({ minLength: 1, maxLength: 128 }), new_password: Password('8 to 128 characters') },
           { additionalProperties: false },

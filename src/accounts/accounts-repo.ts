@@ -49,7 +49,8 @@ export function accountsRepo(db: Kysely<DB>) {
     async insertSession(row: { id: string; token_hash: string; user_id: string }, maxSeconds: number): Promise<Date> {
       const inserted = await db
         .insertInto('account_sessions')
-        .values({ ...row, expires_at: sql<Date>`now() + make_interval(secs => ${maxSeconds})` })
+        // A session begins with a proof of its person (a password, a passkey, a reset link): it counts as a re-authentication.
+        .values({ ...row, expires_at: sql<Date>`now() + make_interval(secs => ${maxSeconds})`, reauthenticated_at: sql<Date>`now()` })
         .returning('expires_at')
         .executeTakeFirstOrThrow()
       return inserted.expires_at
@@ -67,6 +68,50 @@ export function accountsRepo(db: Kysely<DB>) {
           and s.last_seen_at > now() - make_interval(secs => ${idleSeconds})
         returning s.id, s.user_id, u.username, u.roles, s.created_at, s.expires_at`.execute(db)
       return rows[0]
+    },
+
+    /** Stamps the session as re-authenticated now (it must be live); answers the stamp. */
+    async stampReauthentication(sessionId: string): Promise<Date | undefined> {
+      const row = await db
+        .updateTable('account_sessions')
+        .set({ reauthenticated_at: sql<Date>`now()` })
+        .where('id', '=', sessionId)
+        .where('revoked_at', 'is', null)
+        .returning('reauthenticated_at')
+        .executeTakeFirst()
+      return row?.reauthenticated_at ?? undefined
+    },
+
+    /** Whether the session re-authenticated within the last `seconds` (by the database's clock). */
+    async reauthenticatedWithin(sessionId: string, seconds: number): Promise<boolean> {
+      const row = await db
+        .selectFrom('account_sessions')
+        .select(sql<boolean>`coalesce(reauthenticated_at > now() - make_interval(secs => ${seconds}), false)`.as('fresh'))
+        .where('id', '=', sessionId)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst()
+      return row?.fresh === true
+    },
+
+    /** Removes every passkey of the user but those in `keep` (ids of other accounts keep nothing); answers how many went. */
+    async removePasskeys(userId: string, keep: readonly string[] = []): Promise<number> {
+      let query = db.deleteFrom('account_passkeys').where('user_id', '=', userId)
+      if (keep.length > 0) query = query.where('id', 'not in', keep)
+      const removed = await query.executeTakeFirst()
+      return Number(removed.numDeletedRows)
+    },
+
+    /** Ends every live reset link of the user (but `except`, a token hash): they expire now. Answers how many. */
+    async endResetLinks(userId: string, except?: string): Promise<number> {
+      let query = db
+        .updateTable('password_resets')
+        .set({ expires_at: sql<Date>`now()` })
+        .where('user_id', '=', userId)
+        .where('used_at', 'is', null)
+        .where('expires_at', '>', sql<Date>`now()`)
+      if (except !== undefined) query = query.where('token_hash', '<>', except)
+      const ended = await query.executeTakeFirst()
+      return Number(ended.numUpdatedRows)
     },
 
     async revokeSessionByHash(tokenHash: string): Promise<void> {

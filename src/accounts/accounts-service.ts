@@ -31,6 +31,12 @@ export interface Credentials {
 }
 
 const INVALID = 'The username or the password is wrong.'
+/**
+ * How long a proof of the person (a sign-in, the password, a passkey) lets a session add a passkey
+ * (docs/accounts.md, "Re-authentication"): long enough for one errand, short enough that a session
+ * taken over later has to prove itself again.
+ */
+const REAUTHENTICATION_SECONDS = 300
 export const suspendedUser = () =>
   new ApiError('user_suspended', "The platform's operator has suspended this account: it cannot sign in until they restore it.")
 
@@ -75,6 +81,13 @@ export function accountsServiceFactory(deps: {
     return { token, sessionId, expiresAt }
   }
 
+  /** Stamps the session as re-authenticated now; answers until when it counts. */
+  const stampReauthentication = async (principal: SessionPrincipal): Promise<Date> => {
+    const at = await repo.stampReauthentication(principal.sessionId)
+    if (at === undefined) throw new ApiError('session_required', 'Your session has ended; sign in again.')
+    return new Date(at.getTime() + REAUTHENTICATION_SECONDS * 1000)
+  }
+
   return {
     limits,
     beginSession,
@@ -108,8 +121,8 @@ export function accountsServiceFactory(deps: {
 
     /**
      * Sets a new password with a one-time link an operator issued (docs/operators.md, "Password
-     * resets"): the link is used up, every session of the account ends, and this browser is signed
-     * in. A link unknown, used or expired is 400 invalid_reset_link; attempts count per address.
+     * resets"): the link is used up, every session of the account ends, every passkey is removed,
+     * every other link ends, and this browser is signed in. A link unknown, used or expired is 400 invalid_reset_link; attempts count per address.
      */
     async resetPassword(
       input: { token: string; password: string },
@@ -131,11 +144,14 @@ export function accountsServiceFactory(deps: {
         }
         await txRepo.setPasswordHash(link.user_id, passwordHash)
         await txRepo.revokeSessions(link.user_id)
+        // Recovery trusts no credential the account had: whoever held it may have added a passkey, or another link.
+        const passkeysRemoved = await txRepo.removePasskeys(link.user_id)
+        await txRepo.endResetLinks(link.user_id)
         await audit.append(trx, {
           actor: `user:${link.user_id}`,
           action: 'reset-password',
           target: link.username,
-          details: { issued_by: link.created_by },
+          details: { issued_by: link.created_by, passkeys_removed: passkeysRemoved },
         })
       })
       await throttle.clear(`signin-account:${link.username.toLowerCase()}`)
@@ -153,9 +169,41 @@ export function accountsServiceFactory(deps: {
       await repo.revokeSessionByHash(sha256Hex(token))
     },
 
-    /** Ends every session of the account, this one included; answers how many. */
-    signoutEverywhere(userId: string): Promise<number> {
-      return repo.revokeSessions(userId)
+    /**
+     * Ends every session of the account, this one included, and removes every passkey but those
+     * the person named in `keep` (docs/accounts.md, "Recovery"): the panic button leaves no
+     * credential behind that the person did not vouch for. Answers how many of each.
+     */
+    async signoutEverywhere(userId: string, keep: readonly string[] = []): Promise<{ sessions: number; passkeys: number }> {
+      return inTransaction(db, async (trx) => {
+        const txRepo = accountsRepo(trx)
+        return { sessions: await txRepo.revokeSessions(userId), passkeys: await txRepo.removePasskeys(userId, keep) }
+      })
+    },
+
+    /** Refuses (403 reauthentication_required) a session that has not proved its person within REAUTHENTICATION_SECONDS. */
+    async requireRecentReauthentication(principal: SessionPrincipal): Promise<void> {
+      if (!(await repo.reauthenticatedWithin(principal.sessionId, REAUTHENTICATION_SECONDS))) {
+        throw new ApiError(
+          'reauthentication_required',
+          `Confirm it is you: enter your password or use a passkey (POST /account/reauthenticate), then try again within ${REAUTHENTICATION_SECONDS / 60} minutes.`,
+        )
+      }
+    },
+
+    stampReauthentication,
+
+    /** Re-authenticates the session with the account's password, counted as a sign-in attempt of the account. */
+    async reauthenticate(principal: SessionPrincipal, password: string, address: string): Promise<Date> {
+      const accountKey = `signin-account:${principal.username.toLowerCase()}`
+      await refuseIfOver(`signin-address:${address}`, limits.signinPerAddress)
+      await refuseIfOver(accountKey, limits.signinPerAccount)
+      const user = await repo.findUser(principal.userId)
+      if (user === undefined || !(await verifyPassword(user.password_hash, password, pepper))) {
+        throw new ApiError('invalid_credentials', 'The password is wrong.')
+      }
+      await throttle.clear(accountKey)
+      return stampReauthentication(principal)
     },
 
     async endSession(userId: string, sessionId: string): Promise<void> {
@@ -167,12 +215,13 @@ export function accountsServiceFactory(deps: {
     },
 
     /**
-     * Changes the password after checking the current one (throttled as a sign-in is): every other
-     * session ends, and this one is replaced by a new one.
+     * Changes the password after checking the current one (throttled as a sign-in is; the current
+     * password is the re-authentication): every other session ends, every passkey but those in
+     * `keep` is removed, every reset link ends, and this session is replaced by a new one.
      */
     async changePassword(
       principal: SessionPrincipal,
-      input: { current: string; next: string },
+      input: { current: string; next: string; keep: readonly string[] },
       address: string,
       token: string,
     ): Promise<NewSession> {
@@ -185,8 +234,14 @@ export function accountsServiceFactory(deps: {
       }
       await throttle.clear(accountKey)
       const password = await checkNewPassword(input.next, principal.username)
-      await repo.setPasswordHash(principal.userId, await hashPassword(password, pepper))
-      await repo.revokeSessions(principal.userId, { except: principal.sessionId })
+      const passwordHash = await hashPassword(password, pepper)
+      await inTransaction(db, async (trx) => {
+        const txRepo = accountsRepo(trx)
+        await txRepo.setPasswordHash(principal.userId, passwordHash)
+        await txRepo.revokeSessions(principal.userId, { except: principal.sessionId })
+        await txRepo.removePasskeys(principal.userId, input.keep)
+        await txRepo.endResetLinks(principal.userId)
+      })
       return beginSession(principal.userId, token)
     },
 

@@ -8,6 +8,7 @@ import { errorResponses } from '../http/errors.js'
 import { SESSION_SECURITY } from '../http/openapi.js'
 import { sessionToken, setSessionCookie } from '../http/session-cookie.js'
 import { hostName } from '../http/site-guard.js'
+import { Reauthenticated } from './account-routes.js'
 import type { PasskeysService, RelyingParty } from './passkeys.js'
 
 /** A WebAuthn response as @simplewebauthn/browser sends it; the library checks the rest. */
@@ -27,6 +28,7 @@ const PasskeyView = Type.Object({
   created_at: Timestamp(),
   last_used_at: Type.Union([Timestamp(), Type.Null()]),
 })
+const PasskeyParams = Type.Object({ passkey_id: Type.String({ minLength: 1, maxLength: 1400 }) })
 const WEBAUTHN_BODY_LIMIT = 64 * 1024
 
 /**
@@ -55,7 +57,9 @@ export function passkeyRoutes(app: FastifyInstance, deps: { passkeys: PasskeysSe
         ...signedIn,
         operationId: 'accountPasskeyOptions',
         summary: 'Begin registering a passkey: the options for navigator.credentials.create (startRegistration)',
-        response: { 200: Options, ...errorResponses(401, 403, 415) },
+        description:
+          'Needs a re-authentication of this session within five minutes (a sign-in, POST /account/reauthenticate or its passkey form): otherwise 403 reauthentication_required.',
+        response: { 200: Options, ...errorResponses(400, 401, 403, 415) },
       },
     },
     async (request) => passkeys.registrationOptions(sessionPrincipal(request), relyingParty(request, publicUrl)),
@@ -70,8 +74,9 @@ export function passkeyRoutes(app: FastifyInstance, deps: { passkeys: PasskeysSe
         ...signedIn,
         operationId: 'accountPasskeyRegister',
         summary: 'Finish registering a passkey: the authenticator’s response to the options',
+        description: 'Needs the re-authentication the options needed, still within its five minutes (403 reauthentication_required).',
         body: Type.Object({ response: WebAuthnResponse, name: Type.Optional(Type.String({ minLength: 1, maxLength: 60 })) }),
-        response: { 201: PasskeyView, ...errorResponses(401, 403, 415) },
+        response: { 201: PasskeyView, ...errorResponses(400, 401, 403, 415) },
       },
     },
     async (request, reply) => {
@@ -92,11 +97,27 @@ export function passkeyRoutes(app: FastifyInstance, deps: { passkeys: PasskeysSe
       schema: {
         ...signedIn,
         operationId: 'accountPasskeys',
-        summary: "The account's passkeys",
+        summary: "The account's passkeys: each one's name, when it was added and when it last signed in or confirmed",
         response: { 200: Type.Object({ passkeys: Type.Array(PasskeyView) }), ...errorResponses(401) },
       },
     },
     async (request) => ({ passkeys: await passkeys.list(sessionPrincipal(request).userId) }),
+  )
+
+  r.patch(
+    '/account/passkeys/:passkey_id',
+    {
+      config: session,
+      schema: {
+        ...signedIn,
+        operationId: 'accountRenamePasskey',
+        summary: 'Rename a passkey (1 to 60 characters, trimmed)',
+        params: PasskeyParams,
+        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 60 }) }, { additionalProperties: false }),
+        response: { 200: PasskeyView, ...errorResponses(400, 401, 403, 404, 415) },
+      },
+    },
+    async (request) => passkeys.rename(sessionPrincipal(request), request.params.passkey_id, request.body.name),
   )
 
   r.delete(
@@ -107,13 +128,55 @@ export function passkeyRoutes(app: FastifyInstance, deps: { passkeys: PasskeysSe
         ...signedIn,
         operationId: 'accountRemovePasskey',
         summary: 'Remove a passkey: it signs in no more',
-        params: Type.Object({ passkey_id: Type.String({ minLength: 1, maxLength: 1400 }) }),
+        description:
+          'A live session is enough: removing a credential gives nobody access, and a person who finds a passkey they do not know removes it at once.',
+        params: PasskeyParams,
         response: { 200: Type.Object({ removed: Type.Boolean() }), ...errorResponses(401, 403, 404, 415) },
       },
     },
     async (request) => {
       await passkeys.remove(sessionPrincipal(request).userId, request.params.passkey_id)
       return { removed: true }
+    },
+  )
+
+  r.post(
+    '/account/reauthenticate/passkey/options',
+    {
+      config: session,
+      schema: {
+        ...signedIn,
+        operationId: 'accountReauthenticatePasskeyOptions',
+        summary: 'Begin confirming it is you with one of the account’s passkeys: options for startAuthentication',
+        description: 'Only the account’s own passkeys are allowed; an account with none is 400 invalid_arguments.',
+        response: { 200: Options, ...errorResponses(400, 401, 403, 415) },
+      },
+    },
+    async (request) => passkeys.reauthenticationOptions(sessionPrincipal(request), relyingParty(request, publicUrl)),
+  )
+
+  r.post(
+    '/account/reauthenticate/passkey/verify',
+    {
+      config: session,
+      bodyLimit: WEBAUTHN_BODY_LIMIT,
+      schema: {
+        ...signedIn,
+        operationId: 'accountReauthenticatePasskey',
+        summary: 'Confirm it is you with a passkey: adding a passkey is allowed for the next five minutes',
+        description:
+          'The assertion must answer a re-authentication challenge of this session’s account with one of its passkeys; anything else is 401 invalid_credentials.',
+        body: Type.Object({ response: WebAuthnResponse }),
+        response: { 200: Reauthenticated, ...errorResponses(401, 403, 415) },
+      },
+    },
+    async (request) => {
+      const until = await passkeys.reauthenticate(
+        sessionPrincipal(request),
+        request.body.response as unknown as AuthenticationResponseJSON,
+        relyingParty(request, publicUrl),
+      )
+      return { reauthenticated_until: until.toISOString() }
     },
   )
 

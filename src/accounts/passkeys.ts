@@ -1,8 +1,10 @@
 import type { AuthenticationResponseJSON, AuthenticatorTransportFuture, RegistrationResponseJSON } from '@simplewebauthn/server'
 import { type Kysely, sql } from 'kysely'
+import { auditLog } from '../audit/audit-log.js'
 import { ApiError } from '../core/errors.js'
 import type { SessionPrincipal } from '../core/principals.js'
 import type { DB } from '../db/schema.js'
+import { inTransaction } from '../db/transaction.js'
 import { type AccountsService, type StartedSession, suspendedUser } from './accounts-service.js'
 
 /**
@@ -31,11 +33,21 @@ const webauthn = () => {
 }
 
 const unverified = () => new ApiError('invalid_credentials', 'The passkey could not be verified.')
+type Purpose = 'register' | 'signin' | 'reauthenticate'
+/** A stored passkey, as an assertion is checked against it. */
+interface StoredPasskey {
+  id: string
+  public_key: string
+  counter: string | number | bigint
+  transports: string[]
+}
+const CONTROL = /\p{Cc}/u
 
 export function passkeysServiceFactory(deps: { db: Kysely<DB>; accounts: AccountsService }) {
   const { db, accounts } = deps
+  const audit = auditLog(db)
 
-  const storeChallenge = async (challenge: string, purpose: 'register' | 'signin', userId: string | null) => {
+  const storeChallenge = async (challenge: string, purpose: Purpose, userId: string | null) => {
     await db.deleteFrom('webauthn_challenges').where('expires_at', '<', sql<Date>`now()`).execute()
     await db
       .insertInto('webauthn_challenges')
@@ -44,7 +56,7 @@ export function passkeysServiceFactory(deps: { db: Kysely<DB>; accounts: Account
   }
 
   /** Deletes the challenge and answers whether it was live and issued for this purpose and user: a challenge is used once. */
-  const consume = (purpose: 'register' | 'signin', userId: string | null) => async (challenge: string) => {
+  const consume = (purpose: Purpose, userId: string | null) => async (challenge: string) => {
     const row = await db
       .deleteFrom('webauthn_challenges')
       .where('challenge', '=', challenge)
@@ -56,8 +68,48 @@ export function passkeysServiceFactory(deps: { db: Kysely<DB>; accounts: Account
   const transports = (list: readonly string[] | undefined): AuthenticatorTransportFuture[] =>
     (list ?? []).filter((t) => TRANSPORTS.has(t)) as AuthenticatorTransportFuture[]
 
+  /**
+   * Checks an assertion against a stored passkey and a challenge issued for `purpose` (and this
+   * user, for a re-authentication); records the new counter and the use. Any failure is 401.
+   */
+  const verifyAssertion = async (
+    found: StoredPasskey,
+    response: AuthenticationResponseJSON,
+    rp: RelyingParty,
+    purpose: Purpose,
+    userId: string | null,
+  ) => {
+    const { verifyAuthenticationResponse } = await webauthn()
+    let result: Awaited<ReturnType<typeof verifyAuthenticationResponse>>
+    try {
+      result = await verifyAuthenticationResponse({
+        response,
+        expectedChallenge: consume(purpose, userId),
+        expectedOrigin: rp.origins,
+        expectedRPID: rp.rpID,
+        credential: {
+          id: found.id,
+          publicKey: new Uint8Array(Buffer.from(found.public_key, 'base64url')),
+          counter: Number(found.counter),
+          transports: transports(found.transports),
+        },
+        requireUserVerification: false,
+      })
+    } catch {
+      throw unverified()
+    }
+    if (!result.verified) throw unverified()
+    // A counter that did not move forward (when the authenticator keeps one) is a cloned key: refused above by the library.
+    await db
+      .updateTable('account_passkeys')
+      .set({ counter: result.authenticationInfo.newCounter, last_used_at: sql<Date>`now()` })
+      .where('id', '=', found.id)
+      .execute()
+  }
+
   return {
     async registrationOptions(principal: SessionPrincipal, rp: RelyingParty) {
+      await accounts.requireRecentReauthentication(principal)
       const existing = await db
         .selectFrom('account_passkeys')
         .select(['id', 'transports'])
@@ -78,7 +130,9 @@ export function passkeysServiceFactory(deps: { db: Kysely<DB>; accounts: Account
       return options
     },
 
+    /** Registers a passkey; the session must have re-authenticated recently, when the options were asked and now. */
     async register(principal: SessionPrincipal, response: RegistrationResponseJSON, name: string, rp: RelyingParty) {
+      await accounts.requireRecentReauthentication(principal)
       const { verifyRegistrationResponse } = await webauthn()
       let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>>
       try {
@@ -134,6 +188,61 @@ export function passkeysServiceFactory(deps: { db: Kysely<DB>; accounts: Account
       if (removed.numDeletedRows === 0n) throw new ApiError('not_found', 'No passkey of yours has that id.')
     },
 
+    /** Renames one of the user's passkeys (audited); the name is trimmed, 1 to 60 characters, no control characters. */
+    async rename(principal: SessionPrincipal, passkeyId: string, requested: string) {
+      const name = requested.trim()
+      if (name.length === 0 || CONTROL.test(name))
+        throw new ApiError('invalid_arguments', 'A passkey’s name has 1 to 60 characters, not only spaces, and no control characters.')
+      return inTransaction(db, async (trx) => {
+        const renamed = await trx
+          .updateTable('account_passkeys')
+          .set({ name })
+          .where('id', '=', passkeyId)
+          .where('user_id', '=', principal.userId)
+          .returning(['id', 'name', 'created_at', 'last_used_at'])
+          .executeTakeFirst()
+        if (renamed === undefined) throw new ApiError('not_found', 'No passkey of yours has that id.')
+        await audit.append(trx, {
+          actor: `user:${principal.userId}`,
+          action: 'rename-passkey',
+          target: principal.username,
+          details: { passkey_id: renamed.id, name },
+        })
+        return {
+          id: renamed.id,
+          name: renamed.name,
+          created_at: renamed.created_at.toISOString(),
+          last_used_at: renamed.last_used_at?.toISOString() ?? null,
+        }
+      })
+    },
+
+    /** Options to re-authenticate with one of the account's own passkeys (400 when it has none). */
+    async reauthenticationOptions(principal: SessionPrincipal, rp: RelyingParty) {
+      const own = await db.selectFrom('account_passkeys').select(['id', 'transports']).where('user_id', '=', principal.userId).execute()
+      if (own.length === 0) throw new ApiError('invalid_arguments', 'This account has no passkey: confirm with the password.')
+      const options = await (await webauthn()).generateAuthenticationOptions({
+        rpID: rp.rpID,
+        userVerification: 'preferred',
+        allowCredentials: own.map((row) => ({ id: row.id, transports: transports(row.transports) })),
+      })
+      await storeChallenge(options.challenge, 'reauthenticate', principal.userId)
+      return options
+    },
+
+    /** Re-authenticates the session with one of its account's passkeys; answers until when it counts. Any failure is 401. */
+    async reauthenticate(principal: SessionPrincipal, response: AuthenticationResponseJSON, rp: RelyingParty): Promise<Date> {
+      const found = await db
+        .selectFrom('account_passkeys')
+        .select(['id', 'public_key', 'counter', 'transports'])
+        .where('id', '=', response.id)
+        .where('user_id', '=', principal.userId)
+        .executeTakeFirst()
+      if (found === undefined) throw unverified()
+      await verifyAssertion(found, response, rp, 'reauthenticate', principal.userId)
+      return accounts.stampReauthentication(principal)
+    },
+
     /** Options for a usernameless sign-in; counted against the address's sign-in attempts. */
     async signinOptions(address: string, rp: RelyingParty) {
       await accounts.refuseIfOver(`signin-address:${address}`, accounts.limits.signinPerAddress)
@@ -151,32 +260,7 @@ export function passkeysServiceFactory(deps: { db: Kysely<DB>; accounts: Account
         .where('p.id', '=', response.id)
         .executeTakeFirst()
       if (found === undefined) throw unverified()
-      const { verifyAuthenticationResponse } = await webauthn()
-      let result: Awaited<ReturnType<typeof verifyAuthenticationResponse>>
-      try {
-        result = await verifyAuthenticationResponse({
-          response,
-          expectedChallenge: consume('signin', null),
-          expectedOrigin: rp.origins,
-          expectedRPID: rp.rpID,
-          credential: {
-            id: found.id,
-            publicKey: new Uint8Array(Buffer.from(found.public_key, 'base64url')),
-            counter: Number(found.counter),
-            transports: transports(found.transports),
-          },
-          requireUserVerification: false,
-        })
-      } catch {
-        throw unverified()
-      }
-      if (!result.verified) throw unverified()
-      // A counter that did not move forward (when the authenticator keeps one) is a cloned key: refused above by the library.
-      await db
-        .updateTable('account_passkeys')
-        .set({ counter: result.authenticationInfo.newCounter, last_used_at: sql<Date>`now()` })
-        .where('id', '=', found.id)
-        .execute()
+      await verifyAssertion(found, response, rp, 'signin', null)
       if (found.suspended_at !== null) throw suspendedUser()
       return { ...(await accounts.beginSession(found.user_id, replacing)), userId: found.user_id, username: found.username }
     },

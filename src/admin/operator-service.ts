@@ -181,11 +181,21 @@ export function operatorServiceFactory(deps: {
       })
     },
 
-    /** A one-time link that sets a new password (docs/operators.md): shown once to the operator, kept as its hash. */
+    /**
+     * A one-time link that sets a new password (docs/operators.md): shown once to the operator,
+     * kept as its hash. It ends every older link of the account: only the newest one works.
+     */
     async resetLink(principal: SessionPrincipal, username: string, requestId: string) {
       const user = await findUser(username)
       const token = randomToken(32)
       return inTransaction(db, async (trx) => {
+        await trx
+          .updateTable('password_resets')
+          .set({ expires_at: sql<Date>`now()` })
+          .where('user_id', '=', user.id)
+          .where('used_at', 'is', null)
+          .where('expires_at', '>', sql<Date>`now()`)
+          .execute()
         const row = await trx
           .insertInto('password_resets')
           .values({

@@ -29,6 +29,7 @@ export const ERROR_STATUS = {
   session_required: 401,
   cross_site_request: 403,
   user_confirmation_required: 403,
+  reauthentication_required: 403,
   app_suspended: 403,
   user_suspended: 403,
   app_not_verified: 403,

@@ -45,6 +45,8 @@ export interface AccountSessionsTable {
   /** The absolute end of the session. */
   expires_at: Date
   revoked_at: Optional<Date>
+  /** When the session last proved its person again: a sign-in, the password or a passkey (migration 0022). */
+  reauthenticated_at: Optional<Date>
 }
 
 /** A passkey (WebAuthn credential) of an account (migration 0016). */
@@ -64,7 +66,7 @@ export interface AccountPasskeysTable {
 /** A WebAuthn ceremony's challenge, used once (migration 0016). */
 export interface WebauthnChallengesTable {
   challenge: string
-  purpose: 'register' | 'signin'
+  purpose: 'register' | 'signin' | 'reauthenticate'
   user_id: string | null
   expires_at: Date
 }

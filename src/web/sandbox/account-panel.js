@@ -1,10 +1,13 @@
 /**
  * The account panel (production): the apps the person allowed, and withdrawing that consent; the
- * live sessions, ending one or all; passkeys, added and removed; changing the password; signing out. Everything goes through
- * the account API with the session cookie (docs/accounts.md).
+ * live sessions, ending one or all; passkeys, added (after confirming it is you), renamed and
+ * removed; changing the password; signing out. A password change and sign-out everywhere keep
+ * only the passkeys ticked to keep. Everything goes through the account API with the session
+ * cookie (docs/accounts.md).
  */
 import { account } from './api.js'
-import { formatTime, h, toast } from './dom.js'
+import { formatTime, h, openModal, toast } from './dom.js'
+import { askText, uniqueId } from './widgets.js'
 
 const enc = encodeURIComponent
 
@@ -80,9 +83,22 @@ export function createAccountPanel(ctx) {
         h('strong', {}, passkey.name),
         h(
           'span',
-          { class: 'muted' },
-          ` added ${formatTime(passkey.created_at)}${passkey.last_used_at ? `, last used ${formatTime(passkey.last_used_at)}` : ''}`,
+          { class: 'muted passkey-dates' },
+          `added ${formatTime(passkey.created_at)}, ${passkey.last_used_at ? `last used ${formatTime(passkey.last_used_at)}` : 'never used yet'}`,
         ),
+      ),
+      h(
+        'button',
+        {
+          type: 'button',
+          'aria-label': `Rename the passkey ${passkey.name}`,
+          onclick: async () => {
+            const name = await askText({ title: 'Rename the passkey', label: 'Name', value: passkey.name, action: 'Rename' })
+            if (name !== undefined)
+              await act(account(`/account/passkeys/${enc(passkey.id)}`, { method: 'PATCH', body: { name } }), 'Passkey renamed.')
+          },
+        },
+        'Rename',
       ),
       h(
         'button',
@@ -95,10 +111,91 @@ export function createAccountPanel(ctx) {
       ),
     )
 
-  const addPasskey = async () => {
+  /**
+   * Asks the person to confirm it is them (the password, or one of their passkeys): adding a
+   * passkey needs it within five minutes. Resolves true once the session is stamped, false when cancelled.
+   */
+  const confirmIdentity = (hasPasskeys) =>
+    new Promise((resolve) => {
+      const id = uniqueId('reauth-password')
+      const password = h('input', { id, type: 'password', autocomplete: 'current-password', required: true, maxlength: '512' })
+      const problem = h('p', { class: 'error', role: 'alert', hidden: true })
+      const answer = (value) => {
+        close()
+        resolve(value)
+      }
+      const attempt = async (work) => {
+        try {
+          await work()
+          answer(true)
+        } catch (error) {
+          problem.textContent = error.message
+          problem.hidden = false
+        }
+      }
+      const viaPasskey = async () => {
+        const optionsJSON = await account('/account/reauthenticate/passkey/options', { method: 'POST' })
+        const response = await window.SimpleWebAuthnBrowser.startAuthentication({ optionsJSON })
+        await account('/account/reauthenticate/passkey/verify', { method: 'POST', body: { response } })
+      }
+      const close = openModal({
+        label: 'Confirm it is you',
+        onDismiss: () => answer(false),
+        render: () =>
+          h(
+            'form',
+            {
+              class: 'stack',
+              onsubmit: (event) => {
+                event.preventDefault()
+                attempt(() => account('/account/reauthenticate', { method: 'POST', body: { password: password.value } }))
+              },
+            },
+            h('p', {}, 'Adding a passkey needs your password or one of your passkeys from the last five minutes.'),
+            h('label', { for: id }, 'Your password'),
+            password,
+            problem,
+            h(
+              'div',
+              { class: 'actions' },
+              h('button', { type: 'button', onclick: () => answer(false) }, 'Cancel'),
+              hasPasskeys ? h('button', { type: 'button', onclick: () => attempt(viaPasskey) }, 'Use a passkey') : '',
+              h('button', { type: 'submit', class: 'primary' }, 'Confirm'),
+            ),
+          ),
+      })
+      password.focus()
+    })
+
+  const registerPasskey = async () => {
     const optionsJSON = await account('/account/passkeys/options', { method: 'POST' })
     const response = await window.SimpleWebAuthnBrowser.startRegistration({ optionsJSON })
     await account('/account/passkeys/verify', { method: 'POST', body: { response, name: 'Passkey' } })
+  }
+
+  /** Adds a passkey; when the session's last proof is too old, asks for one first and tries again. */
+  const addPasskey = async (hasPasskeys) => {
+    try {
+      await registerPasskey()
+    } catch (error) {
+      if (error.code !== 'reauthentication_required') throw error
+      if (!(await confirmIdentity(hasPasskeys))) throw new Error('No passkey added: you did not confirm it was you.')
+      await registerPasskey()
+    }
+  }
+
+  /** The passkeys ticked to keep when the password changes or every session ends: the others are removed. */
+  let keepBoxes = []
+  const kept = () => keepBoxes.filter((box) => box.checked).map((box) => box.value)
+  const keepList = (passkeys) => {
+    keepBoxes = passkeys.map((passkey) => h('input', { type: 'checkbox', value: passkey.id, id: uniqueId('keep') }))
+    if (passkeys.length === 0) return ''
+    return h(
+      'fieldset',
+      { class: 'stack' },
+      h('legend', {}, 'Passkeys to keep when you change the password or sign out everywhere (the others are removed)'),
+      passkeys.map((passkey, i) => h('label', { class: 'inline', for: keepBoxes[i].id }, keepBoxes[i], ` Keep ${passkey.name}`)),
+    )
   }
 
   const passwordForm = () => {
@@ -124,8 +221,11 @@ export function createAccountPanel(ctx) {
         onsubmit: (event) => {
           event.preventDefault()
           act(
-            account('/account/password', { method: 'POST', body: { current_password: current.value, new_password: next.value } }),
-            'Password changed: every other browser is signed out.',
+            account('/account/password', {
+              method: 'POST',
+              body: { current_password: current.value, new_password: next.value, keep_passkeys: kept() },
+            }),
+            'Password changed: every other browser is signed out, and every passkey not kept is removed.',
           )
         },
       },
@@ -137,9 +237,9 @@ export function createAccountPanel(ctx) {
     )
   }
 
-  const signOut = (path) => async () => {
+  const signOut = (path, body) => async () => {
     try {
-      await account(path, { method: 'POST' })
+      await account(path, { method: 'POST', ...(body === undefined ? {} : { body: body() }) })
     } catch (error) {
       if (error.code !== 'session_required') return toast(error.message)
     }
@@ -167,14 +267,23 @@ export function createAccountPanel(ctx) {
         passkeys.length === 0
           ? h('p', { class: 'muted' }, 'None yet.')
           : h('ul', { class: 'list', 'aria-label': 'Passkeys' }, passkeys.map(passkeyRow)),
-        h('button', { type: 'button', onclick: () => act(addPasskey(), 'Passkey added: you can sign in with it.') }, 'Add a passkey'),
+        h(
+          'button',
+          { type: 'button', onclick: () => act(addPasskey(passkeys.length > 0), 'Passkey added: you can sign in with it.') },
+          'Add a passkey',
+        ),
         h('h3', {}, 'Password'),
+        keepList(passkeys),
         passwordForm(),
         h(
           'div',
           { class: 'actions' },
           h('button', { type: 'button', onclick: signOut('/account/signout') }, 'Sign out'),
-          h('button', { type: 'button', onclick: signOut('/account/signout-everywhere') }, 'Sign out everywhere'),
+          h(
+            'button',
+            { type: 'button', onclick: signOut('/account/signout-everywhere', () => ({ keep_passkeys: kept() })) },
+            'Sign out everywhere',
+          ),
         ),
       )
     } catch (error) {

@@ -274,7 +274,7 @@ byId('reset-form').addEventListener('submit', (event) => {
     .then(() => {
       password.value = ''
       clearHash()
-      toast('Your new password is set: you are signed in.')
+      toast('Your new password is set: you are signed in. Every passkey was removed: add yours again from your account.')
       return enterAccount()
     })
     .catch((error) => {

@@ -108,6 +108,53 @@ export function askReason({ title, action, text }) {
   })
 }
 
+/** Asks for a short text (a name) in a dialog, `value` filled in. Resolves to the trimmed text, or undefined when the person cancels. */
+export function askText({ title, label, value = '', maxlength = 60, action }) {
+  return new Promise((resolve) => {
+    const id = uniqueId('text')
+    const input = h('input', { id, required: true, maxlength: String(maxlength), autocomplete: 'off', value })
+    const problem = h('p', { class: 'error', role: 'alert', hidden: true })
+    const answer = (text) => {
+      close()
+      resolve(text)
+    }
+    const close = openModal({
+      label: title,
+      onDismiss: () => answer(undefined),
+      render: () =>
+        h(
+          'form',
+          {
+            class: 'stack',
+            novalidate: true,
+            onsubmit: (event) => {
+              event.preventDefault()
+              const text = input.value.trim()
+              if (text === '') {
+                problem.textContent = `${label}: at least one character that is not a space.`
+                problem.hidden = false
+                input.focus()
+                return
+              }
+              answer(text)
+            },
+          },
+          h('label', { for: id }, label),
+          input,
+          problem,
+          h(
+            'div',
+            { class: 'actions' },
+            h('button', { type: 'button', onclick: () => answer(undefined) }, 'Cancel'),
+            h('button', { type: 'submit', class: 'primary' }, action),
+          ),
+        ),
+    })
+    input.focus()
+    input.select()
+  })
+}
+
 /** Asks to confirm an act; resolves true or false. */
 export function confirmAct({ title, text, action }) {
   return new Promise((resolve) => {
