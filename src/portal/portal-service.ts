@@ -91,6 +91,20 @@ export function portalServiceFactory(deps: {
     return found
   }
 
+  /**
+   * Takes the app's row lock in `trx` and checks again that the caller owns the app: a hand-over
+   * takes the same lock, so one that committed since requireMember is seen here (403 forbidden),
+   * and none can commit before this transaction does.
+   */
+  async function lockAsOwner(trx: Kysely<DB>, principal: SessionPrincipal, appId: string) {
+    const txRepo = portalRepo(trx)
+    await txRepo.lockApp(appId)
+    if ((await txRepo.membership(appId, principal.userId))?.role !== 'owner') {
+      throw new ApiError('forbidden', "Only the app's owner may do this.")
+    }
+    return txRepo
+  }
+
   type Membership = Awaited<ReturnType<typeof requireMember>>
   const view = (row: Membership) => ({
     app_id: row.id,
@@ -294,8 +308,7 @@ export function portalServiceFactory(deps: {
     async createKey(principal: SessionPrincipal, appId: string, name: string, requestId: string) {
       await requireMember(principal, appId, 'owner')
       return inTransaction(db, async (trx) => {
-        const txRepo = portalRepo(trx)
-        await txRepo.lockApp(appId)
+        const txRepo = await lockAsOwner(trx, principal, appId)
         if ((await txRepo.countActiveKeys(appId)) >= MAX_ACTIVE_KEYS) {
           throw new ApiError('too_many_keys', `An app has at most ${MAX_ACTIVE_KEYS} active keys: revoke one first.`)
         }
@@ -346,8 +359,7 @@ export function portalServiceFactory(deps: {
         throw new ApiError('not_a_developer', `${user.username} is not a developer: an operator grants the role first.`)
       }
       return inTransaction(db, async (trx) => {
-        const txRepo = portalRepo(trx)
-        await txRepo.lockApp(appId)
+        const txRepo = await lockAsOwner(trx, principal, appId)
         if ((await txRepo.countMembers(appId)) >= MAX_MEMBERS) {
           throw new ApiError('too_many_members', `An app has at most ${MAX_MEMBERS} members, its owner included.`)
         }

@@ -170,4 +170,31 @@ describe(`portal caps under ${CONCURRENT} concurrent requests on ${PROCESSES} pr
       assert.equal(await count(`select count(*) as n from audit_log where action = 'transfer-app' and target = '${appId}'`), 1)
     }
   })
+
+  it('a hand-over racing the owner’s key requests: no key is made by the former owner once the hand-over committed (5 rounds)', async () => {
+    const [heir] = await insertDevelopers('k', 1)
+    assert.ok(heir)
+    for (let round = 0; round < 5; round++) {
+      const appId = `app_keyrace_${suffix}_${round}`
+      await insertApp(appId, ownerId)
+      await cluster.query(`insert into app_members (app_id, user_id, role) values ('${appId}', '${heir.id}', 'member')`)
+      const answers = await atOnce(11, (node, i) =>
+        i === 5
+          ? call(node, 'POST', `/portal/apps/${appId}/owner`, { username: heir.username })
+          : call(node, 'POST', `/portal/apps/${appId}/keys`, { name: `r${round}k${i}` }),
+      )
+      assert.equal(answers[5]?.status, 200, JSON.stringify(answers[5]))
+      for (const answer of answers) assert.ok([200, 201, 403].includes(answer.status), JSON.stringify(answer))
+      // The audit log is appended in commit order (under its lock): every key the former owner made comes before the hand-over.
+      const trail = await cluster.query<{ action: string }>(
+        `select action from audit_log where target = '${appId}' and action in ('create-key', 'transfer-app') order by id`,
+      )
+      const made = answers.filter((a) => a.status === 201).length
+      assert.deepEqual(
+        trail.map((r) => r.action),
+        [...Array(made).fill('create-key'), 'transfer-app'],
+      )
+      assert.equal(await count(`select count(*) as n from api_keys where app_id = '${appId}'`), made)
+    }
+  })
 })
