@@ -16,6 +16,7 @@ import { signWithSeed } from '../ledger/stellar/ed25519.js'
 import { newWallet } from '../ledger/stellar/keys.js'
 import { EMPTY_BALANCES, ledgerWallets } from '../ledger/wallets.js'
 import { decryptSecret, encryptSecret } from '../lib/crypto.js'
+import { isBlankText } from '../lib/text.js'
 
 /** The roles a user may hold. */
 export const ROLES = ['operator', 'developer'] as const
@@ -185,7 +186,12 @@ export function adminServiceFactory(deps: { db: Kysely<DB>; clock: Clock; secret
         )
       }
       const reason = input.reason.trim()
-      if (reason === '' || reason.length > 500) throw new ApiError('invalid_arguments', 'Give a --reason of 1 to 500 characters.')
+      if (isBlankText(reason) || reason.length > 500) {
+        throw new ApiError(
+          'invalid_arguments',
+          'Give a --reason of 1 to 500 characters, at least one of them visible (not a space or an invisible character).',
+        )
+      }
       const target = input.target.startsWith('app_')
         ? await db.selectFrom('apps').select(['id as name', 'wallet_address']).where('id', '=', input.target).executeTakeFirst()
         : await db

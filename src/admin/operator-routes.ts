@@ -13,7 +13,13 @@ const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T)
 const UserParams = Type.Object({ username: Type.String({ minLength: 1, maxLength: 64 }) })
 const AppParams = Type.Object({ app_id: Id() })
 const Reason = Type.Object(
-  { reason: Type.String({ minLength: 1, maxLength: 500, description: 'Why: kept in the audit log' }) },
+  {
+    reason: Type.String({
+      minLength: 1,
+      maxLength: 500,
+      description: 'Why: kept in the audit log. At least one visible character (white space and invisible characters alone: 400)',
+    }),
+  },
   { additionalProperties: false },
 )
 const Changed = Type.Object({ changed: Type.Boolean({ description: 'false when it already was so (nothing recorded)' }) })
@@ -276,7 +282,7 @@ export function operatorRoutes(app: FastifyInstance, deps: { operator: OperatorS
           {
             target: Type.String({ minLength: 1, maxLength: 64, description: 'A username, or an app id (app_…)' }),
             amount: Type.String({ minLength: 1, maxLength: 40, description: 'Pi, a positive decimal with at most 7 places' }),
-            reason: Type.String({ minLength: 1, maxLength: 500 }),
+            reason: Type.String({ minLength: 1, maxLength: 500, description: 'At least one visible character, as a suspension’s' }),
           },
           { additionalProperties: false },
         ),

@@ -9,6 +9,7 @@ import { inTransaction } from '../db/transaction.js'
 import { credentialEventsRepo, type RevokedCredential } from '../identity/credential-events.js'
 import { formatAmount, parseStoredAmount } from '../ledger/amounts.js'
 import { randomToken, sha256Hex } from '../lib/crypto.js'
+import { isBlankText } from '../lib/text.js'
 import { adminServiceFactory, ROLES, type Role } from './admin-service.js'
 
 /** Microseconds since 1970 of a row's created_at, exactly. */
@@ -69,6 +70,12 @@ export function operatorServiceFactory(deps: {
     reason: string,
     requestId: string,
   ) {
+    if (isBlankText(reason)) {
+      throw new ApiError(
+        'invalid_arguments',
+        'reason must hold at least one visible character: spaces and invisible characters are no reason.',
+      )
+    }
     const event: RevokedCredential = { kind: target.table === 'users' ? 'user' : 'app', subject: target.id }
     const changed = await inTransaction(db, async (trx) => {
       const updated = await trx

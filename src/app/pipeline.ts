@@ -223,7 +223,7 @@ export const PIPELINE: readonly Stage[] = [
   {
     name: 'auth',
     runs: "a route's own onRequest, on routes declared with config.auth (key, token, admin or session), before the body is read",
-    does: "Authenticates the server API key, the access token, the admin token or the session cookie, and sets request.principal; then checks the token's scope. Every token route must declare the scope it needs (the application does not start otherwise; its OpenAPI operation documents it). In sandbox mode a one-use replay grant (src/request-log/replay.ts) also stands for the key whose call the sandbox API replays.",
+    does: "Authenticates the server API key, the access token, the admin token or the session cookie, and sets request.principal; then checks the token's scope. A session route's every answer, a refusal included, carries Cache-Control: no-store. Every token route must declare the scope it needs (the application does not start otherwise; its OpenAPI operation documents it). In sandbox mode a one-use replay grant (src/request-log/replay.ts) also stands for the key whose call the sandbox API replays.",
     refuses: [
       { status: 401, code: 'missing_authorization', when: 'a key or token route without a usable Authorization' },
       { status: 401, code: 'wrong_authorization_scheme', when: 'Key where Bearer is needed, or the reverse' },

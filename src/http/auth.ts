@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest, FastifySchema, RouteOptions } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify'
 import { ApiError } from '../core/errors.js'
 import type { Authenticator, KeyPrincipal, SessionPrincipal, Suspended, TokenPrincipal } from '../core/principals.js'
 import { SCOPES, type Scope } from '../core/scopes.js'
@@ -20,6 +20,9 @@ import { sessionToken } from './session-cookie.js'
  * - `session`: production's account routes, a signed-in person: the session cookie
  *   (src/http/session-cookie.ts), checked against the database on every request. Such a route
  *   may declare `role` (`developer`, `operator`): a person without it is refused with 403 forbidden.
+ *   Every answer of a session route, a refusal included, carries `Cache-Control: no-store`: it is
+ *   one person's (their account, their apps, the operator's view of everyone), and no browser cache
+ *   or proxy may keep it for the next user of the machine.
  */
 export type AuthKind = 'key' | 'token' | 'admin' | 'session'
 /** A role a session route may require: the developer portal's and the operator's console's. */
@@ -113,7 +116,8 @@ export function registerAuth(
 
   /** The route's own check, with its kind and scope read once, when the route is declared. */
   const authenticate =
-    (kind: string, scope: RouteScope | undefined, role: SessionRole | undefined, url: string) => async (request: FastifyRequest) => {
+    (kind: string, scope: RouteScope | undefined, role: SessionRole | undefined, url: string) =>
+    async (request: FastifyRequest, reply: FastifyReply) => {
       if (kind === 'admin') {
         if (adminToken === undefined) return
         const given = request.headers[ADMIN_TOKEN_HEADER]
@@ -127,6 +131,7 @@ export function registerAuth(
       }
 
       if (kind === 'session') {
+        reply.header('cache-control', 'no-store')
         const token = sessionToken(request)
         const session = token === undefined || verifySession === undefined ? undefined : await verifySession(token)
         if (session === undefined) throw new ApiError('session_required', 'Sign in first: this needs a signed-in session.')

@@ -11,3 +11,16 @@ export function unstorableText(text: string): { keyword: 'nul' | 'surrogate'; me
   if (LONE_SURROGATE.test(text)) return { keyword: 'surrogate', message: 'must be valid Unicode (no unpaired surrogates)' }
   return undefined
 }
+
+/**
+ * What shows nothing on a page: white space of any script (U+00A0, U+3000, …), control and format
+ * characters (the zero-width space, joiners, U+FEFF), the other default-ignorable code points
+ * (U+3164 Hangul filler, variation selectors, …) and the Braille blank U+2800.
+ */
+const BLANK = /^[\s\p{Z}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\u2800]*$/u
+
+/**
+ * The one rule for a required free-text reason (a suspension, a restore, an issue): at least one
+ * character that shows. A reason made of blanks alone (BLANK) records nothing a later reader can use.
+ */
+export const isBlankText = (text: string): boolean => BLANK.test(text)

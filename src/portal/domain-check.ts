@@ -8,7 +8,8 @@
  * 2. The host name is resolved here (every address). If any address is private, loopback, link-local,
  *    cloud metadata, unspecified, multicast or reserved (`isPrivateAddress`), the check refuses with
  *    `private_address`, unless `allowPrivate` (PLINTH_ALLOW_PRIVATE_APP_URLS=1). A literal IP is judged
- *    the same way, without DNS.
+ *    the same way, without DNS. IPv4 inside IPv6 (mapped, translated, NAT64, 6to4, Teredo, ISATAP,
+ *    compatible) is judged as the IPv4 address (`embeddedIPv4`).
  * 3. The connection goes to the address that was checked, never to a second resolution: each check has
  *    its own undici `Agent` whose `connect.lookup` answers the pinned address, closed afterwards. undici
  *    derives the TLS servername from the URL's host name, so SNI and certificate verification still use
@@ -87,12 +88,17 @@ const V4_REFUSED: Array<[string, number]> = [
   ['240.0.0.0', 4], // reserved, and 255.255.255.255 broadcast
 ]
 
-/** IPv6 ranges refused outright; embedded IPv4 (mapped, NAT64, 6to4) is judged as IPv4 besides. */
+/**
+ * IPv6 ranges refused outright, whatever IPv4 address they embed. The IPv4 address inside any
+ * embedded form (embeddedIPv4) is judged as IPv4 besides.
+ */
 const V6_REFUSED: Array<[string, number]> = [
-  ['::', 96], // unspecified (::), loopback (::1), deprecated IPv4-compatible
+  // Reserved by the IETF (RFC 4291): unspecified (::), loopback (::1), the deprecated IPv4-compatible
+  // ::a.b.c.d, local-use NAT64 (64:ff9b:1::/48), the rest of 64:ff9b::/16 and unassigned space. The
+  // translation prefixes judged by their IPv4 alone (IPV4_ONLY) are let through before this list.
+  ['::', 8],
   ['100::', 64], // discard-only
-  ['64:ff9b:1::', 48], // local-use NAT64
-  ['2001::', 23], // IETF protocol assignments (Teredo, ORCHID, ...)
+  ['2001::', 23], // IETF protocol assignments (Teredo 2001::/32, ORCHID, ...)
   ['2001:db8::', 32], // documentation
   ['3fff::', 20], // documentation
   ['fc00::', 7], // unique local
@@ -126,12 +132,35 @@ function ipv6Words(address: string): number[] {
 
 const dotted = (high: number, low: number) => `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`
 
-/** The IPv4 address an IPv6 address stands for: IPv4-mapped (::ffff:0:0/96), NAT64 (64:ff9b::/96), 6to4 (2002::/16). */
-function embeddedIPv4(words: number[]): string | undefined {
-  const [w0, w1, w2, w3, w4, w5, w6 = 0, w7 = 0] = words
-  if (w0 === 0 && w1 === 0 && w2 === 0 && w3 === 0 && w4 === 0 && w5 === 0xffff) return dotted(w6, w7)
-  if (w0 === 0x64 && w1 === 0xff9b && w2 === 0 && w3 === 0 && w4 === 0 && w5 === 0) return dotted(w6, w7)
-  if (w0 === 0x2002) return dotted(w1 ?? 0, w2 ?? 0)
+/**
+ * The IPv4 addresses an IPv6 address carries, and whether its form is judged by them alone:
+ *
+ * - IPv4-mapped `::ffff:0:0/96` and IPv4-translated `::ffff:0:0:0/96` (SIIT): the host is the IPv4
+ *   address (the kernel connects to a mapped one over IPv4);
+ * - NAT64's well-known prefix `64:ff9b::/96` (RFC 6052): a translator reaches the IPv4 address;
+ * - IPv4-compatible `::a.b.c.d` (deprecated), and local-use NAT64 `64:ff9b:1::/48` (RFC 8215, its
+ *   IPv4 in the last 32 bits as a /96 puts it): judged, and refused outright besides (V6_REFUSED);
+ * - 6to4 `2002:AABB:CCDD::/48` (RFC 3056): the relay's tunnel ends at the IPv4 address in words 1-2;
+ * - Teredo `2001:0:SSSS:SSSS:flags:port:CCCC:CCCC` (RFC 4380): the server's IPv4 in words 2-3, the
+ *   client's in the last 32 bits XOR 0xffffffff (also refused outright, as 2001::/23);
+ * - ISATAP, an interface id `0:5efe:a.b.c.d` or `200:5efe:a.b.c.d` under any /64 (RFC 5214): the
+ *   router's tunnel ends at the IPv4 address.
+ *
+ * A NAT64 network-specific prefix (a translator's own /96 in global space) cannot be told from the
+ * address: docs/portal.md says so.
+ */
+function embeddedIPv4(words: number[]): { addresses: string[]; ipv4Only: boolean } | undefined {
+  const [w0 = 0, w1 = 0, w2 = 0, w3 = 0, w4 = 0, w5 = 0, w6 = 0, w7 = 0] = words
+  const last = dotted(w6, w7)
+  const zeroTo = (n: number) => words.slice(0, n).every((word) => word === 0)
+  if (zeroTo(5) && w5 === 0xffff) return { addresses: [last], ipv4Only: true } // mapped
+  if (zeroTo(4) && w4 === 0xffff && w5 === 0) return { addresses: [last], ipv4Only: true } // translated
+  if (w0 === 0x64 && w1 === 0xff9b && w2 === 0 && w3 === 0 && w4 === 0 && w5 === 0) return { addresses: [last], ipv4Only: true }
+  if (zeroTo(6)) return { addresses: [last], ipv4Only: false } // IPv4-compatible, ::, ::1
+  if (w0 === 0x64 && w1 === 0xff9b && w2 === 1) return { addresses: [last], ipv4Only: false } // local-use NAT64
+  if (w0 === 0x2002) return { addresses: [dotted(w1, w2)], ipv4Only: false } // 6to4
+  if (w0 === 0x2001 && w1 === 0) return { addresses: [dotted(w2, w3), dotted(w6 ^ 0xffff, w7 ^ 0xffff)], ipv4Only: false } // Teredo
+  if ((w4 === 0 || w4 === 0x200) && w5 === 0x5efe) return { addresses: [last], ipv4Only: false } // ISATAP
   return undefined
 }
 
@@ -144,8 +173,9 @@ export function isPrivateAddress(address: string): boolean {
   const family = isIP(text)
   if (family === 4) return v4Refused.check(text, 'ipv4')
   if (family !== 6) return true // not an IP address: nothing to connect to safely
-  const v4 = embeddedIPv4(ipv6Words(text))
-  if (v4 !== undefined && v4Refused.check(v4, 'ipv4')) return true
+  const embedded = embeddedIPv4(ipv6Words(text))
+  if (embedded?.addresses.some((v4) => v4Refused.check(v4, 'ipv4'))) return true
+  if (embedded?.ipv4Only === true) return false
   return v6Refused.check(text, 'ipv6')
 }
 

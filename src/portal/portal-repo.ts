@@ -48,6 +48,25 @@ export function portalRepo(db: Kysely<DB>) {
         .execute()
     },
 
+    /**
+     * Takes the user's row lock, held to the end of the caller's transaction: the owner's apps are
+     * counted and one is added under it, so two registrations on any processes cannot both pass the
+     * cap. `for no key update` leaves the rows that refer to the user (sessions, payments) unblocked.
+     */
+    async lockUser(userId: string): Promise<void> {
+      await db.selectFrom('users').select('id').where('id', '=', userId).forNoKeyUpdate().execute()
+    },
+
+    /**
+     * Takes the app's row lock, held to the end of the caller's transaction: its keys and members
+     * are counted and added, and its owner changes, one transaction at a time on any process.
+     * Answers false when there is no such app.
+     */
+    async lockApp(appId: string): Promise<boolean> {
+      const row = await db.selectFrom('apps').select('id').where('id', '=', appId).forNoKeyUpdate().executeTakeFirst()
+      return row !== undefined
+    },
+
     async countAppsOwned(userId: string): Promise<number> {
       const row = await db
         .selectFrom('app_members')
@@ -163,15 +182,21 @@ export function portalRepo(db: Kysely<DB>) {
       return removed.numDeletedRows > 0n
     },
 
-    /** The owner becomes a member and the member the owner, in the caller's transaction (one owner at every commit). */
-    async transferOwnership(appId: string, fromUserId: string, toUserId: string): Promise<boolean> {
-      await db
+    /**
+     * The owner becomes a member and the member the owner, in the caller's transaction (one owner at
+     * every commit): `not_owner` when `fromUserId` no longer owns the app (another hand-over came
+     * first), `not_member` when `toUserId` is no member; nothing is changed then once the caller's
+     * transaction rolls back.
+     */
+    async transferOwnership(appId: string, fromUserId: string, toUserId: string): Promise<'done' | 'not_owner' | 'not_member'> {
+      const demoted = await db
         .updateTable('app_members')
         .set({ role: 'member' })
         .where('app_id', '=', appId)
         .where('user_id', '=', fromUserId)
         .where('role', '=', 'owner')
-        .execute()
+        .executeTakeFirst()
+      if (demoted.numUpdatedRows === 0n) return 'not_owner'
       const promoted = await db
         .updateTable('app_members')
         .set({ role: 'owner' })
@@ -179,7 +204,7 @@ export function portalRepo(db: Kysely<DB>) {
         .where('user_id', '=', toUserId)
         .where('role', '=', 'member')
         .executeTakeFirst()
-      return promoted.numUpdatedRows > 0n
+      return promoted.numUpdatedRows > 0n ? 'done' : 'not_member'
     },
 
     /** The platform's user behind a uid of the app, if any user has that uid there. */

@@ -131,7 +131,8 @@ export function portalRoutes(app: FastifyInstance, deps: PortalRoutesDeps): void
         summary: 'Register an app: owned by the caller, unverified until its domain is proven',
         description:
           'Answers the app with its validation key, its first server API key and its wallet seed, both shown once. ' +
-          'The app is not in the directory and receives no tokens until POST /portal/apps/{app_id}/verify succeeds.',
+          'The app is not in the directory and receives no tokens until POST /portal/apps/{app_id}/verify succeeds. ' +
+          'A developer owns at most 50 apps (409 too_many_apps).',
         body: Type.Object(
           {
             name: AppName,
@@ -149,7 +150,7 @@ export function portalRoutes(app: FastifyInstance, deps: PortalRoutesDeps): void
             key_id: Type.String(),
             wallet_seed: Type.String({ description: "The app wallet's secret seed, shown once (A2U payments sign with it)" }),
           }),
-          ...errorResponses(401, 403, 415),
+          ...errorResponses(401, 403, 409, 415),
         },
       },
     },
@@ -281,11 +282,12 @@ export function portalRoutes(app: FastifyInstance, deps: PortalRoutesDeps): void
         ...common,
         operationId: 'portalCreateKey',
         summary: 'Make a server API key (the owner): answered once, kept as its hash',
+        description: 'An app has at most 20 active keys (409 too_many_keys).',
         params: Params,
         body: Type.Object({ name: Type.Optional(Type.String({ maxLength: 60 })) }, { additionalProperties: false }),
         response: {
           201: Type.Object({ key_id: Type.String(), api_key: Type.String({ description: 'Shown once' }), name: Type.String() }),
-          ...errorResponses(401, 403, 404, 415),
+          ...errorResponses(401, 403, 404, 409, 415),
         },
       },
     },
@@ -339,7 +341,8 @@ export function portalRoutes(app: FastifyInstance, deps: PortalRoutesDeps): void
         operationId: 'portalAddMember',
         summary: 'Add a member by username (the owner)',
         description:
-          'The user must be a developer (409 not_a_developer), unless PLINTH_DEVELOPER_SIGNUP=invite, where this makes them one.',
+          'The user must be a developer (409 not_a_developer), unless PLINTH_DEVELOPER_SIGNUP=invite, where this makes them one. ' +
+          'An app has at most 50 members, its owner included (409 too_many_members).',
         params: Params,
         body: Type.Object({ username: Username() }, { additionalProperties: false }),
         response: {
@@ -377,9 +380,10 @@ export function portalRoutes(app: FastifyInstance, deps: PortalRoutesDeps): void
         ...common,
         operationId: 'portalTransferApp',
         summary: 'Hand the app over to a member (the owner), who becomes its owner; the caller stays a member',
+        description: 'A hand-over that finds the caller no longer the owner (another hand-over came first) is 409 ownership_changed.',
         params: Params,
         body: Type.Object({ username: Username() }, { additionalProperties: false }),
-        response: { 200: Type.Object({ owner: Type.String() }), ...errorResponses(401, 403, 404, 415) },
+        response: { 200: Type.Object({ owner: Type.String() }), ...errorResponses(401, 403, 404, 409, 415) },
       },
     },
     async (request) => portal.transferOwnership(sessionPrincipal(request), request.params.app_id, request.body.username, request.id),

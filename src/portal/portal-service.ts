@@ -16,7 +16,12 @@ import type { RequestLogOptIn } from '../request-log/opt-in.js'
 import type { DomainCheckResult } from './domain-check.js'
 import { type MemberRole, portalRepo } from './portal-repo.js'
 
-/** How many apps one developer may own, members of at most 200; keys and members per app. */
+/**
+ * How many apps one developer may own, members of at most 200; keys and members per app. Each cap
+ * is counted and kept in the transaction that adds, under the row lock of the parent (the owner,
+ * the app): concurrent requests on any processes wait for each other there, so none passes the
+ * cap (docs/portal.md).
+ */
 const MAX_OWNED_APPS = 50
 const MAX_APPS_LISTED = 200
 const MAX_ACTIVE_KEYS = 20
@@ -86,6 +91,20 @@ export function portalServiceFactory(deps: {
     return found
   }
 
+  /**
+   * Takes the app's row lock in `trx` and checks again that the caller owns the app: a hand-over
+   * takes the same lock, so one that committed since requireMember is seen here (403 forbidden),
+   * and none can commit before this transaction does.
+   */
+  async function lockAsOwner(trx: Kysely<DB>, principal: SessionPrincipal, appId: string) {
+    const txRepo = portalRepo(trx)
+    await txRepo.lockApp(appId)
+    if ((await txRepo.membership(appId, principal.userId))?.role !== 'owner') {
+      throw new ApiError('forbidden', "Only the app's owner may do this.")
+    }
+    return txRepo
+  }
+
   type Membership = Awaited<ReturnType<typeof requireMember>>
   const view = (row: Membership) => ({
     app_id: row.id,
@@ -136,10 +155,12 @@ export function portalServiceFactory(deps: {
       const url = valid(checkAppUrl(input.url, publicUrl))
       const description = valid(checkAppDescription(input.description ?? ''))
       const icon = input.icon === undefined || input.icon === null ? null : valid(checkAppIcon(input.icon))
-      if ((await repo.countAppsOwned(principal.userId)) >= MAX_OWNED_APPS) {
-        throw new ApiError('invalid_arguments', `A developer owns at most ${MAX_OWNED_APPS} apps.`)
-      }
       return inTransaction(db, async (trx) => {
+        const txRepo = portalRepo(trx)
+        await txRepo.lockUser(principal.userId)
+        if ((await txRepo.countAppsOwned(principal.userId)) >= MAX_OWNED_APPS) {
+          throw new ApiError('too_many_apps', `A developer owns at most ${MAX_OWNED_APPS} apps: hand one over first.`)
+        }
         const created = await appsIn(trx).createApp({
           name,
           url,
@@ -286,10 +307,11 @@ export function portalServiceFactory(deps: {
     /** An owner makes a server API key: answered once, kept only as its hash (audited, without the key). */
     async createKey(principal: SessionPrincipal, appId: string, name: string, requestId: string) {
       await requireMember(principal, appId, 'owner')
-      if ((await repo.countActiveKeys(appId)) >= MAX_ACTIVE_KEYS) {
-        throw new ApiError('invalid_arguments', `An app has at most ${MAX_ACTIVE_KEYS} active keys: revoke one first.`)
-      }
       return inTransaction(db, async (trx) => {
+        const txRepo = await lockAsOwner(trx, principal, appId)
+        if ((await txRepo.countActiveKeys(appId)) >= MAX_ACTIVE_KEYS) {
+          throw new ApiError('too_many_keys', `An app has at most ${MAX_ACTIVE_KEYS} active keys: revoke one first.`)
+        }
         const key = await appsIn(trx).createKey(appId, name)
         await audit.append(trx, {
           actor: actorOf(principal),
@@ -336,10 +358,11 @@ export function portalServiceFactory(deps: {
       if (!isDeveloper && deps.developerSignup !== 'invite') {
         throw new ApiError('not_a_developer', `${user.username} is not a developer: an operator grants the role first.`)
       }
-      if ((await repo.countMembers(appId)) >= MAX_MEMBERS)
-        throw new ApiError('invalid_arguments', `An app has at most ${MAX_MEMBERS} members.`)
       return inTransaction(db, async (trx) => {
-        const txRepo = portalRepo(trx)
+        const txRepo = await lockAsOwner(trx, principal, appId)
+        if ((await txRepo.countMembers(appId)) >= MAX_MEMBERS) {
+          throw new ApiError('too_many_members', `An app has at most ${MAX_MEMBERS} members, its owner included.`)
+        }
         if (!(await txRepo.addMember(appId, user.id))) throw new ApiError('member_exists', `${user.username} is a member already.`)
         if (!isDeveloper) await txRepo.grantRole(user.id, 'developer')
         await audit.append(trx, {
@@ -372,7 +395,11 @@ export function portalServiceFactory(deps: {
       return { removed: true }
     },
 
-    /** The owner hands the app to a member, and stays a member. */
+    /**
+     * The owner hands the app to a member, and stays a member. Hand-overs of one app wait for each
+     * other on the app's row lock; one that finds the caller no longer the owner (another came
+     * first) is 409 ownership_changed, and changes nothing.
+     */
     async transferOwnership(principal: SessionPrincipal, appId: string, username: string, requestId: string) {
       await requireMember(principal, appId, 'owner')
       const user = await repo.findUserByName(username)
@@ -380,7 +407,13 @@ export function portalServiceFactory(deps: {
         throw new ApiError('user_not_found', `"${username.slice(0, 64)}" is not another member of the app.`)
       }
       await inTransaction(db, async (trx) => {
-        if (!(await portalRepo(trx).transferOwnership(appId, principal.userId, user.id))) {
+        const txRepo = portalRepo(trx)
+        await txRepo.lockApp(appId)
+        const outcome = await txRepo.transferOwnership(appId, principal.userId, user.id)
+        if (outcome === 'not_owner') {
+          throw new ApiError('ownership_changed', 'The app changed hands while this request ran: you no longer own it.')
+        }
+        if (outcome === 'not_member') {
           throw new ApiError('user_not_found', `${user.username} is not a member of the app: add them first.`)
         }
         await audit.append(trx, {

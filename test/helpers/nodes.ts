@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
-import { startPlatform, TEST_DB } from './platform.js'
+import { type PlatformOptions, startPlatform, TEST_DB } from './platform.js'
 import { startCluster } from './server-process.js'
 
 /** Several Plinth processes on one PostgreSQL, or (PGlite, one process by design) one platform in process, with one face. */
@@ -16,7 +16,13 @@ export interface Nodes {
   close(): Promise<void>
 }
 
-export async function startNodes(options: { processes: number; env?: Record<string, string>; timeoutMs?: number }): Promise<Nodes> {
+export async function startNodes(options: {
+  processes: number
+  env?: Record<string, string>
+  timeoutMs?: number
+  /** The in-process platform's options (PGlite), the counterpart of `env` (PLINTH_MODE=production: `{ mode: 'production' }`). */
+  platform?: PlatformOptions
+}): Promise<Nodes> {
   if (TEST_DB === 'postgres') {
     // All at once on a fresh schema: creating it, migrating and seeding race too.
     const cluster = await startCluster({ processes: options.processes, env: options.env ?? {}, timeoutMs: options.timeoutMs ?? 45_000 })
@@ -38,7 +44,7 @@ export async function startNodes(options: { processes: number; env?: Record<stri
       },
     }
   }
-  const platform = await startPlatform()
+  const platform = await startPlatform(options.platform)
   let listening: Promise<string> | undefined
   return {
     nodes: [platform.app],
