@@ -40,11 +40,13 @@ export function accountsServiceFactory(deps: {
   limits: AccountLimits
   /** passwords.ts's passwordPepper(PLINTH_SECRET_KEY). */
   pepper: Buffer
+  /** audit-log.ts's auditChainKey(PLINTH_SECRET_KEY). */
+  auditKey: Buffer
 }) {
   const { db, identity, limits, pepper } = deps
   const repo = accountsRepo(db)
   const throttle = signinThrottle(db)
-  const audit = auditLog(db)
+  const audit = auditLog(db, deps.auditKey)
 
   /** Counts an attempt; the first refused in a window is written to the audit log (key: an account or an address). */
   const refuseIfOver = async (key: string, limit: ThrottleLimit): Promise<void> => {

@@ -61,6 +61,8 @@ export function portalServiceFactory(deps: {
   db: Kysely<DB>
   clock: Clock
   wallets: Wallets
+  /** audit-log.ts's auditChainKey(PLINTH_SECRET_KEY). */
+  auditKey: Buffer
   publicUrl: string
   developerSignup: DeveloperSignup
   /** The domain check (domain-check.ts), bound to the platform's settings. */
@@ -74,7 +76,7 @@ export function portalServiceFactory(deps: {
 }) {
   const { db, clock, wallets, publicUrl } = deps
   const repo = portalRepo(db)
-  const audit = auditLog(db)
+  const audit = auditLog(db, deps.auditKey)
   const throttle = signinThrottle(db)
   const appsIn = (trx: Kysely<DB>) => appsServiceFactory({ db: trx, clock, wallets })
 
