@@ -3,6 +3,7 @@ import { type Kysely, sql } from 'kysely'
 import { ApiError } from '../core/errors.js'
 import type { SessionPrincipal } from '../core/principals.js'
 import type { DB } from '../db/schema.js'
+import { inTransaction } from '../db/transaction.js'
 import { type AccountsService, type StartedSession, suspendedUser } from './accounts-service.js'
 
 /**
@@ -97,21 +98,29 @@ export function passkeysServiceFactory(deps: { db: Kysely<DB>; accounts: Account
       }
       if (!verified.verified) throw new ApiError('invalid_arguments', 'The passkey was not registered: the response did not verify.')
       const { credential } = verified.registrationInfo
-      const inserted = await db
-        .insertInto('account_passkeys')
-        .values({
-          id: credential.id,
-          user_id: principal.userId,
-          public_key: Buffer.from(credential.publicKey).toString('base64url'),
-          counter: credential.counter,
-          transports: transports(credential.transports),
-          name,
+      return inTransaction(db, async (trx) => {
+        const inserted = await trx
+          .insertInto('account_passkeys')
+          .values({
+            id: credential.id,
+            user_id: principal.userId,
+            public_key: Buffer.from(credential.publicKey).toString('base64url'),
+            counter: credential.counter,
+            transports: transports(credential.transports),
+            name,
+          })
+          .onConflict((oc) => oc.column('id').doNothing())
+          .returning(['id', 'name', 'created_at'])
+          .executeTakeFirst()
+        if (inserted === undefined) throw new ApiError('invalid_arguments', 'This passkey is registered already.')
+        await accounts.audit(trx, {
+          actor: `user:${principal.userId}`,
+          action: 'add-passkey',
+          target: principal.username,
+          details: { passkey_id: inserted.id, name: inserted.name },
         })
-        .onConflict((oc) => oc.column('id').doNothing())
-        .returning(['id', 'name', 'created_at'])
-        .executeTakeFirst()
-      if (inserted === undefined) throw new ApiError('invalid_arguments', 'This passkey is registered already.')
-      return { id: inserted.id, name: inserted.name, created_at: inserted.created_at.toISOString() }
+        return { id: inserted.id, name: inserted.name, created_at: inserted.created_at.toISOString() }
+      })
     },
 
     async list(userId: string) {
@@ -130,8 +139,21 @@ export function passkeysServiceFactory(deps: { db: Kysely<DB>; accounts: Account
     },
 
     async remove(userId: string, passkeyId: string): Promise<void> {
-      const removed = await db.deleteFrom('account_passkeys').where('id', '=', passkeyId).where('user_id', '=', userId).executeTakeFirst()
-      if (removed.numDeletedRows === 0n) throw new ApiError('not_found', 'No passkey of yours has that id.')
+      await inTransaction(db, async (trx) => {
+        const removed = await trx
+          .deleteFrom('account_passkeys')
+          .where('id', '=', passkeyId)
+          .where('user_id', '=', userId)
+          .returning('name')
+          .executeTakeFirst()
+        if (removed === undefined) throw new ApiError('not_found', 'No passkey of yours has that id.')
+        await accounts.audit(trx, {
+          actor: `user:${userId}`,
+          action: 'remove-passkey',
+          target: null,
+          details: { passkey_id: passkeyId, name: removed.name },
+        })
+      })
     },
 
     /** Options for a usernameless sign-in; counted against the address's sign-in attempts. */

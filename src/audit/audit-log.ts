@@ -295,5 +295,3 @@ export function auditLog(db: Kysely<DB>, key: Buffer) {
     },
   }
 }
-
-export type AuditLog = ReturnType<typeof auditLog>
