@@ -7,6 +7,7 @@ import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { type Kysely, sql } from 'kysely'
+import { migrateToLatest } from '../../../src/db/migrate.js'
 import type { DB } from '../../../src/db/schema.js'
 import { accountBrowser, adminOf, GOOD_PASSWORD, signedUp } from '../../helpers/accounts.js'
 import { startPlatform, TEST_DB, type TestPlatform, usePlatform } from '../../helpers/platform.js'
@@ -40,7 +41,7 @@ interface Row {
 const rows = async (db: Kysely<DB>): Promise<Row[]> =>
   (
     await sql<Row>`select id::text as id, (extract(epoch from at) * 1000000)::bigint::text as at_micros, actor, action, target,
-      details, hash from audit_log order by id`.execute(db)
+      details, hash from audit_log order by audit_log.id`.execute(db)
   ).rows
 
 /** The SHA-256 record hash anyone can compute: the log's formula before it was keyed. */
@@ -245,6 +246,24 @@ describe(`re-keying a chain written before migration 0021 (${TEST_DB})`, () => {
     await restart()
     assert.deepEqual(await rows(platform.db), forged, 'nothing re-keyed')
     assert.equal((await admin().verifyAudit()).broken_at, issued.id)
+    await closeRestarted()
+  })
+
+  it('a database as the old code left it (before migration 0021): the migration marks its records, the next start keys them', async () => {
+    await sql`delete from audit_log`.execute(platform.db)
+    const old = await asBeforeTheMigration()
+    // Undo migration 0021 as the migrator would see it: no column, no index, not recorded as applied.
+    await sql`drop index audit_log_unkeyed`.execute(platform.db)
+    await sql`alter table audit_log drop column mac_version`.execute(platform.db)
+    await sql`delete from kysely_migration where name = '0021-audit-chain-keyed'`.execute(platform.db)
+    await migrateToLatest(platform.db as Kysely<unknown>, platform.schema)
+    const marked = await sql<{ n: string }>`select count(*)::text as n from audit_log where mac_version = 0`.execute(platform.db)
+    assert.equal(marked.rows[0]?.n, String(old.length), 'every old record marked unkeyed, none changed')
+    assert.deepEqual(await rows(platform.db), old)
+    await restart()
+    const check = await admin().verifyAudit()
+    assert.deepEqual([check.broken_at, check.records], [null, old.length + 1])
+    assert.equal((await rows(platform.db)).at(-1)?.action, 'audit-rekey')
     await closeRestarted()
   })
 
