@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import { auditLog } from '../audit/audit-log.js'
+import { type AuditEntry, auditLog } from '../audit/audit-log.js'
 import type { AccountLimits, ThrottleLimit } from '../config.js'
 import { ApiError } from '../core/errors.js'
 import type { SessionPrincipal } from '../core/principals.js'
@@ -7,7 +7,7 @@ import type { DB } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import type { IdentityService } from '../identity/identity-service.js'
 import { formatAmount, parseStoredAmount } from '../ledger/amounts.js'
-import { newId, newSecret, sha256Hex } from '../lib/crypto.js'
+import { hmacSha256Hex, newId, newSecret, sha256Hex, subkey } from '../lib/crypto.js'
 import { accountsRepo } from './accounts-repo.js'
 import { checkNewPassword, hashPassword, verifyPassword } from './passwords.js'
 import { signinThrottle } from './throttle.js'
@@ -46,23 +46,43 @@ export function accountsServiceFactory(deps: {
   limits: AccountLimits
   /** passwords.ts's passwordPepper(PLINTH_SECRET_KEY). */
   pepper: Buffer
+  /** audit-log.ts's auditChainKey(PLINTH_SECRET_KEY). */
+  auditKey: Buffer
 }) {
   const { db, identity, limits, pepper } = deps
   const repo = accountsRepo(db)
   const throttle = signinThrottle(db)
-  const audit = auditLog(db)
+  const audit = auditLog(db, deps.auditKey)
+  const throttledNameKey = subkey(deps.auditKey, 'plinth audit throttled name v1')
+
+  /**
+   * What the audit log names a throttled key by (`<kind>:<account or address>`). The account part is
+   * whatever an anonymous caller typed: it enters the log as given only when it could be a username
+   * or an address (a few safe characters, bounded); anything else (control characters, escapes, a
+   * BOM, 10,000 characters) enters as `#` and a keyed hash of it, with its length.
+   */
+  const throttledTarget = (key: string): { target: string; given?: { hashed: true; length: number } } => {
+    const at = key.indexOf(':')
+    const value = key.slice(at + 1)
+    if (/^[a-z0-9_]{1,32}$/.test(value) || /^[0-9a-f:.]{2,45}$/.test(value)) return { target: key }
+    return {
+      target: `${key.slice(0, at)}:#${hmacSha256Hex(throttledNameKey, value).slice(0, 32)}`,
+      given: { hashed: true, length: [...value].length },
+    }
+  }
 
   /** Counts an attempt; the first refused in a window is written to the audit log (key: an account or an address). */
   const refuseIfOver = async (key: string, limit: ThrottleLimit): Promise<void> => {
     const verdict = await throttle.attempt(key, limit)
     if (!verdict.allowed) {
       if (verdict.first) {
+        const { target, given } = throttledTarget(key)
         await inTransaction(db, (trx) =>
           audit.append(trx, {
             actor: 'platform',
             action: 'throttle-signin',
-            target: key,
-            details: { attempts: limit.attempts, window_seconds: limit.windowSeconds },
+            target,
+            details: { attempts: limit.attempts, window_seconds: limit.windowSeconds, ...(given === undefined ? {} : { given }) },
           }),
         )
       }
@@ -92,6 +112,9 @@ export function accountsServiceFactory(deps: {
     limits,
     beginSession,
     refuseIfOver,
+
+    /** Appends an account's act to the audit log, in the transaction that does it (passkeys.ts). */
+    audit: (trx: Kysely<DB>, entry: AuditEntry) => audit.append(trx, entry),
 
     /** A new user with a password and a wallet (empty in production until money is issued), signed in. */
     async signup(input: Credentials, address: string, replacing: string | undefined): Promise<StartedSession> {
@@ -177,7 +200,14 @@ export function accountsServiceFactory(deps: {
     async signoutEverywhere(userId: string, keep: readonly string[] = []): Promise<{ sessions: number; passkeys: number }> {
       return inTransaction(db, async (trx) => {
         const txRepo = accountsRepo(trx)
-        return { sessions: await txRepo.revokeSessions(userId), passkeys: await txRepo.removePasskeys(userId, keep) }
+        const ended = { sessions: await txRepo.revokeSessions(userId), passkeys: await txRepo.removePasskeys(userId, keep) }
+        await audit.append(trx, {
+          actor: `user:${userId}`,
+          action: 'signout-everywhere',
+          target: null,
+          details: { sessions_ended: ended.sessions, passkeys_removed: ended.passkeys },
+        })
+        return ended
       })
     },
 
@@ -206,8 +236,14 @@ export function accountsServiceFactory(deps: {
       return stampReauthentication(principal)
     },
 
+    /** Ends one session of the account (audited). */
     async endSession(userId: string, sessionId: string): Promise<void> {
-      if ((await repo.revokeSessions(userId, { sessionId })) === 0) throw new ApiError('not_found', 'No live session of yours has that id.')
+      await inTransaction(db, async (trx) => {
+        if ((await accountsRepo(trx).revokeSessions(userId, { sessionId })) === 0) {
+          throw new ApiError('not_found', 'No live session of yours has that id.')
+        }
+        await audit.append(trx, { actor: `user:${userId}`, action: 'end-session', target: sessionId, details: {} })
+      })
     },
 
     sessions(userId: string) {
@@ -238,9 +274,15 @@ export function accountsServiceFactory(deps: {
       await inTransaction(db, async (trx) => {
         const txRepo = accountsRepo(trx)
         await txRepo.setPasswordHash(principal.userId, passwordHash)
-        await txRepo.revokeSessions(principal.userId, { except: principal.sessionId })
-        await txRepo.removePasskeys(principal.userId, input.keep)
+        const ended = await txRepo.revokeSessions(principal.userId, { except: principal.sessionId })
+        const passkeysRemoved = await txRepo.removePasskeys(principal.userId, input.keep)
         await txRepo.endResetLinks(principal.userId)
+        await audit.append(trx, {
+          actor: `user:${principal.userId}`,
+          action: 'change-password',
+          target: principal.username,
+          details: { other_sessions_ended: ended, passkeys_removed: passkeysRemoved },
+        })
       })
       return beginSession(principal.userId, token)
     },

@@ -1,6 +1,5 @@
 import type { AuthenticationResponseJSON, AuthenticatorTransportFuture, RegistrationResponseJSON } from '@simplewebauthn/server'
 import { type Kysely, sql } from 'kysely'
-import { auditLog } from '../audit/audit-log.js'
 import { ApiError } from '../core/errors.js'
 import type { SessionPrincipal } from '../core/principals.js'
 import type { DB } from '../db/schema.js'
@@ -45,7 +44,6 @@ const CONTROL = /\p{Cc}/u
 
 export function passkeysServiceFactory(deps: { db: Kysely<DB>; accounts: AccountsService }) {
   const { db, accounts } = deps
-  const audit = auditLog(db)
 
   const storeChallenge = async (challenge: string, purpose: Purpose, userId: string | null) => {
     await db.deleteFrom('webauthn_challenges').where('expires_at', '<', sql<Date>`now()`).execute()
@@ -151,21 +149,29 @@ export function passkeysServiceFactory(deps: { db: Kysely<DB>; accounts: Account
       }
       if (!verified.verified) throw new ApiError('invalid_arguments', 'The passkey was not registered: the response did not verify.')
       const { credential } = verified.registrationInfo
-      const inserted = await db
-        .insertInto('account_passkeys')
-        .values({
-          id: credential.id,
-          user_id: principal.userId,
-          public_key: Buffer.from(credential.publicKey).toString('base64url'),
-          counter: credential.counter,
-          transports: transports(credential.transports),
-          name,
+      return inTransaction(db, async (trx) => {
+        const inserted = await trx
+          .insertInto('account_passkeys')
+          .values({
+            id: credential.id,
+            user_id: principal.userId,
+            public_key: Buffer.from(credential.publicKey).toString('base64url'),
+            counter: credential.counter,
+            transports: transports(credential.transports),
+            name,
+          })
+          .onConflict((oc) => oc.column('id').doNothing())
+          .returning(['id', 'name', 'created_at'])
+          .executeTakeFirst()
+        if (inserted === undefined) throw new ApiError('invalid_arguments', 'This passkey is registered already.')
+        await accounts.audit(trx, {
+          actor: `user:${principal.userId}`,
+          action: 'add-passkey',
+          target: principal.username,
+          details: { passkey_id: inserted.id, name: inserted.name },
         })
-        .onConflict((oc) => oc.column('id').doNothing())
-        .returning(['id', 'name', 'created_at'])
-        .executeTakeFirst()
-      if (inserted === undefined) throw new ApiError('invalid_arguments', 'This passkey is registered already.')
-      return { id: inserted.id, name: inserted.name, created_at: inserted.created_at.toISOString() }
+        return { id: inserted.id, name: inserted.name, created_at: inserted.created_at.toISOString() }
+      })
     },
 
     async list(userId: string) {
@@ -184,8 +190,21 @@ export function passkeysServiceFactory(deps: { db: Kysely<DB>; accounts: Account
     },
 
     async remove(userId: string, passkeyId: string): Promise<void> {
-      const removed = await db.deleteFrom('account_passkeys').where('id', '=', passkeyId).where('user_id', '=', userId).executeTakeFirst()
-      if (removed.numDeletedRows === 0n) throw new ApiError('not_found', 'No passkey of yours has that id.')
+      await inTransaction(db, async (trx) => {
+        const removed = await trx
+          .deleteFrom('account_passkeys')
+          .where('id', '=', passkeyId)
+          .where('user_id', '=', userId)
+          .returning('name')
+          .executeTakeFirst()
+        if (removed === undefined) throw new ApiError('not_found', 'No passkey of yours has that id.')
+        await accounts.audit(trx, {
+          actor: `user:${userId}`,
+          action: 'remove-passkey',
+          target: null,
+          details: { passkey_id: passkeyId, name: removed.name },
+        })
+      })
     },
 
     /** Renames one of the user's passkeys (audited); the name is trimmed, 1 to 60 characters, no control characters. */
@@ -202,7 +221,7 @@ export function passkeysServiceFactory(deps: { db: Kysely<DB>; accounts: Account
           .returning(['id', 'name', 'created_at', 'last_used_at'])
           .executeTakeFirst()
         if (renamed === undefined) throw new ApiError('not_found', 'No passkey of yours has that id.')
-        await audit.append(trx, {
+        await accounts.audit(trx, {
           actor: `user:${principal.userId}`,
           action: 'rename-passkey',
           target: principal.username,

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely'
 import { checkNewPassword, hashPassword, passwordPepper } from '../accounts/passwords.js'
 import { checkAppName, checkAppUrl } from '../apps/app-rules.js'
 import { appsServiceFactory, newValidationKey } from '../apps/apps-service.js'
-import { auditLog } from '../audit/audit-log.js'
+import { type AuditHead, auditChainKey, auditLog } from '../audit/audit-log.js'
 import type { Clock } from '../clock/clock.js'
 import { ApiError } from '../core/errors.js'
 import type { DB } from '../db/schema.js'
@@ -39,7 +39,7 @@ const NETWORK = 'Pi Network' as const
  */
 export function adminServiceFactory(deps: { db: Kysely<DB>; clock: Clock; secretKey: Buffer; publicUrl: string; actor: string }) {
   const { db, clock, secretKey, actor } = deps
-  const audit = auditLog(db)
+  const audit = auditLog(db, auditChainKey(secretKey))
   const ledger = ledgerServiceFactory({ db, clock })
   const services = (trx: Kysely<DB>) => {
     const wallets = ledgerWallets(ledgerServiceFactory({ db: trx, clock }), EMPTY_BALANCES)
@@ -279,18 +279,22 @@ export function adminServiceFactory(deps: { db: Kysely<DB>; clock: Clock; secret
       }
     },
 
-    /** Walks the whole audit chain: how many records, and the first broken one (null when whole). */
-    async verifyAudit() {
-      const count = await db
-        .selectFrom('audit_log')
-        .select((eb) => eb.fn.countAll<string>().as('n'))
-        .executeTakeFirstOrThrow()
-      return { records: Number(count.n), broken_at: (await audit.verify()) ?? null }
-    },
+    /**
+     * Walks the whole audit chain (audit-log.ts, ChainCheck): how many records, the first broken one
+     * (null when whole) and why; with `expected` (a head kept outside the database), whether the chain
+     * still reaches it with the same MAC.
+     */
+    verifyAudit: (expected?: AuditHead) => audit.verify(expected),
+
+    /** The newest record's id and MAC, to keep outside the database (docs/operators.md, "Keeping the head"). */
+    auditHead: () => audit.head(),
+
+    /** Keys a chain written before migration 0021 (audit-log.ts, rekey), as `actor`; nothing when it is keyed. */
+    rekeyAudit: () => audit.rekey(actor),
 
     /** The audit log, newest first, and whether its chain is whole. */
     async auditTrail(limit: number) {
-      return { records: await audit.list(limit), broken_at: (await audit.verify()) ?? null }
+      return { records: await audit.list(limit), broken_at: (await audit.verify()).broken_at }
     },
   }
 }

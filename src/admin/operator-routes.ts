@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
+import { formatAuditHead, parseAuditHead } from '../audit/audit-log.js'
 import { decodeCursor, encodeCursor, page } from '../core/cursors.js'
 import { ApiError } from '../core/errors.js'
 import { Cursor, Id, PageLimit, SearchText, Timestamp } from '../core/schemas.js'
@@ -403,6 +404,31 @@ export function operatorRoutes(app: FastifyInstance, deps: { operator: OperatorS
     },
   )
 
+  const Head = Type.String({
+    pattern: '^[1-9][0-9]{0,18}:[0-9a-f]{64}$',
+    description: 'A head as GET /operator/audit/head or `plinth admin audit head` gave it: `<id>:<mac>`',
+  })
+
+  r.get(
+    '/operator/audit/head',
+    {
+      config,
+      schema: {
+        ...common,
+        operationId: 'operatorAuditHead',
+        summary: "The audit chain's head: the newest record's id and MAC, to keep outside the database (docs/operators.md)",
+        response: {
+          200: Type.Object({ head: Nullable(Head), id: Nullable(Type.String()), mac: Nullable(Type.String()) }),
+          ...errorResponses(401, 403),
+        },
+      },
+    },
+    async () => {
+      const head = await operator.auditHead()
+      return head === null ? { head: null, id: null, mac: null } : { head: formatAuditHead(head), ...head }
+    },
+  )
+
   r.get(
     '/operator/audit/verify',
     {
@@ -410,10 +436,25 @@ export function operatorRoutes(app: FastifyInstance, deps: { operator: OperatorS
       schema: {
         ...common,
         operationId: 'operatorAuditVerify',
-        summary: "Walk the audit log's hash chain: the first record whose hash or link is wrong, or null",
-        response: { 200: Type.Object({ records: Type.Integer(), broken_at: Nullable(Type.String()) }), ...errorResponses(401, 403) },
+        summary:
+          "Walk the audit log's keyed chain: the first record whose MAC or link is wrong (or that is not keyed), or null; with `head`, whether the chain still reaches it",
+        querystring: Type.Object({ head: Type.Optional(Head) }, { additionalProperties: false }),
+        response: {
+          200: Type.Object({
+            records: Type.Integer(),
+            broken_at: Nullable(Type.String()),
+            problem: Nullable(Type.Union([Type.Literal('changed'), Type.Literal('unkeyed')])),
+            head: Nullable(Head),
+            expected_head: Type.Optional(Type.Union([Type.Literal('reached'), Type.Literal('missing'), Type.Literal('changed')])),
+          }),
+          ...errorResponses(400, 401, 403),
+        },
       },
     },
-    async () => operator.verifyAudit(),
+    async (request) => {
+      const given = request.query.head
+      const checked = await operator.verifyAudit(given === undefined ? undefined : parseAuditHead(given))
+      return { ...checked, head: checked.head === null ? null : formatAuditHead(checked.head) }
+    },
   )
 }

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely'
-import { auditLog } from '../audit/audit-log.js'
+import { type AuditHead, auditChainKey, auditLog } from '../audit/audit-log.js'
 import type { Clock } from '../clock/clock.js'
 import { type CursorPosition, containsPattern } from '../core/cursors.js'
 import { ApiError } from '../core/errors.js'
@@ -41,7 +41,7 @@ export function operatorServiceFactory(deps: {
   afterRevocation?: (revoked: RevokedCredential) => void
 }) {
   const { db, clock, secretKey, publicUrl } = deps
-  const audit = auditLog(db)
+  const audit = auditLog(db, auditChainKey(secretKey))
   const actorOf = (principal: SessionPrincipal) => `user:${principal.userId}`
   const admin = (principal: SessionPrincipal) => adminServiceFactory({ db, clock, secretKey, publicUrl, actor: actorOf(principal) })
   /** For what only reads (the ledger's check, the audit chain's): no act, so no actor is recorded. */
@@ -366,8 +366,11 @@ export function operatorServiceFactory(deps: {
       }))
     },
 
-    /** Whether the chain is whole: how many records, and the id of the first broken one, or null. */
-    verifyAudit: () => reader.verifyAudit(),
+    /** Whether the chain is whole (audit-log.ts, ChainCheck); with `expected`, whether it still reaches that head. */
+    verifyAudit: (expected?: AuditHead) => reader.verifyAudit(expected),
+
+    /** The newest record's id and MAC, to keep outside the database. */
+    auditHead: () => reader.auditHead(),
   }
 }
 

@@ -6,6 +6,7 @@ import { passwordPepper } from '../accounts/passwords.js'
 import { type OperatorService, operatorServiceFactory } from '../admin/operator-service.js'
 import { type AdsService, adsServiceFactory } from '../ads/ads-service.js'
 import { type AppsService, appsServiceFactory } from '../apps/apps-service.js'
+import { auditChainKey } from '../audit/audit-log.js'
 import { accountLimits, portalSettings, streamLimits } from '../config.js'
 import type { DB } from '../db/schema.js'
 import { type CredentialCache, createCredentialCache } from '../identity/credential-cache.js'
@@ -154,8 +155,15 @@ export function buildServices(deps: AppDeps, log: FastifyBaseLogger): Services {
   const notifications = notificationsServiceFactory({ db, clock })
 
   const production = config.mode === 'production'
+  const auditKey = auditChainKey(secretKey)
   const accounts = production
-    ? accountsServiceFactory({ db, identity, limits: config.accounts ?? accountLimits(), pepper: passwordPepper(secretKey) })
+    ? accountsServiceFactory({
+        db,
+        identity,
+        limits: config.accounts ?? accountLimits(),
+        pepper: passwordPepper(secretKey),
+        auditKey,
+      })
     : undefined
   const settings = config.portal ?? portalSettings()
   const optIn =
@@ -167,6 +175,7 @@ export function buildServices(deps: AppDeps, log: FastifyBaseLogger): Services {
         db,
         clock,
         wallets,
+        auditKey,
         publicUrl: config.publicUrl,
         developerSignup: settings.developerSignup,
         checkDomain: (url, key) => checkDomain(url, key, { allowPrivate: settings.allowPrivateAppUrls }),

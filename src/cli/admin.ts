@@ -2,6 +2,7 @@ import { userInfo } from 'node:os'
 import { createInterface } from 'node:readline'
 import { parseArgs } from 'node:util'
 import { adminServiceFactory } from '../admin/admin-service.js'
+import { type ChainCheck, formatAuditHead, parseAuditHead } from '../audit/audit-log.js'
 import { createPlatformClock } from '../clock/clock.js'
 import { clockRepo } from '../clock/clock-repo.js'
 import { ConfigError, loadConfig } from '../config.js'
@@ -16,8 +17,8 @@ export const ADMIN_HELP = `plinth admin <command> [options]   (docs/production.m
 
 Talks to the platform's database directly: DATABASE_URL (or --database-url), else the embedded
 database in PLINTH_DATA_DIR (or --data-dir; stop the server that uses it first). Wallet seeds are
-sealed under PLINTH_SECRET_KEY (or the data directory's secret.key). Every command writes an
-audit record.
+sealed and the audit chain is keyed under PLINTH_SECRET_KEY (or the data directory's secret.key).
+Every command that acts writes an audit record.
 
 Commands
   create-operator <username>                     a user with the operator role; the password is read
@@ -31,8 +32,12 @@ Commands
                                                  from the platform's issuing account)
   ledger check                                   the books: every Pi issued is in a balance or was burnt as a fee
   audit [--limit N]                              the newest audit records, and whether the chain is whole
-  audit verify                                   walk the whole chain: exit 0 when whole, 1 at the first
-                                                 record edited, removed or inserted
+  audit verify [--head <id>:<mac>]               walk the whole chain: exit 0 when whole, 1 at the first
+                                                 record edited, removed, inserted or not keyed; with
+                                                 --head, also 1 when the chain no longer reaches that
+                                                 record with that MAC (truncated or rewritten)
+  audit head                                     the newest record's id and MAC (<id>:<mac>), to keep
+                                                 outside the database (docs/operators.md)
 
 Options
   --json                machine-readable output
@@ -41,6 +46,21 @@ Options
   -h, --help`
 
 export class AdminUsageError extends Error {}
+
+/** `audit verify`'s lines: the chain, then the head given, if one was. */
+function describeCheck(checked: ChainCheck): string {
+  const lines = [
+    checked.broken_at === null
+      ? `chain: whole (${checked.records} records)`
+      : checked.problem === 'unkeyed'
+        ? `chain: BROKEN at record ${checked.broken_at}: not keyed (${checked.records} records)`
+        : `chain: BROKEN at record ${checked.broken_at} (${checked.records} records)`,
+  ]
+  if (checked.expected_head === 'reached') lines.push('head: reached')
+  if (checked.expected_head === 'missing') lines.push('head: MISSING: the chain no longer reaches that record (truncated)')
+  if (checked.expected_head === 'changed') lines.push('head: CHANGED: that record is there with another MAC (rewritten)')
+  return lines.join('\n')
+}
 
 /** The password: standard input when it is not a terminal (its first line), else asked for twice without echo. */
 async function readPassword(): Promise<string> {
@@ -80,6 +100,7 @@ export async function runAdmin(argv: string[], out: (line: string) => void): Pro
       url: { type: 'string' },
       reason: { type: 'string' },
       limit: { type: 'string' },
+      head: { type: 'string' },
     },
   })
   if (values.help || positionals.length === 0) {
@@ -111,8 +132,12 @@ export async function runAdmin(argv: string[], out: (line: string) => void): Pro
       if (sub !== 'check') throw new AdminUsageError('ledger takes: check')
     },
     audit: () => {
-      if (sub !== undefined && sub !== 'verify') throw new AdminUsageError('audit takes: [verify] [--limit N]')
+      if (sub !== undefined && sub !== 'verify' && sub !== 'head')
+        throw new AdminUsageError('audit takes: [verify [--head <id>:<mac>] | head] [--limit N]')
       if (values.limit !== undefined && !/^[1-9]\d{0,3}$/.test(values.limit)) throw new AdminUsageError('--limit takes 1 to 9999')
+      if (values.head !== undefined && (sub !== 'verify' || parseAuditHead(values.head) === undefined)) {
+        throw new AdminUsageError('--head takes <id>:<mac> as `plinth admin audit head` printed it, with audit verify')
+      }
     },
   }
   const check = command === undefined ? undefined : commands[command]
@@ -153,6 +178,14 @@ export async function runAdmin(argv: string[], out: (line: string) => void): Pro
   const admin = adminServiceFactory({ db: database.db, clock, secretKey, publicUrl: config.publicUrl, actor })
   const show = (value: unknown, text: string) => out(values.json ? JSON.stringify(value) : text)
   try {
+    // A chain written before migration 0021 is keyed by the first command or server start that holds the key.
+    const rekeyed = await admin.rekeyAudit()
+    if (rekeyed.kind === 'rekeyed') process.stderr.write(`plinth admin: the audit chain was re-keyed (${rekeyed.records} records)\n`)
+    if (rekeyed.kind === 'refused') {
+      process.stderr.write(
+        `plinth admin: the audit chain was NOT re-keyed: it does not verify as it stands (record ${rekeyed.broken_at}, ${rekeyed.problem})\n`,
+      )
+    }
     switch (command) {
       case 'create-operator': {
         const created = await admin.createOperator(need(sub, '<username>'), password ?? '')
@@ -202,15 +235,19 @@ export async function runAdmin(argv: string[], out: (line: string) => void): Pro
         break
       }
       case 'audit': {
-        if (sub === 'verify') {
-          const checked = await admin.verifyAudit()
+        if (sub === 'head') {
+          const head = await admin.auditHead()
           show(
-            checked,
-            checked.broken_at === null
-              ? `chain: whole (${checked.records} records)`
-              : `chain: BROKEN at record ${checked.broken_at} (${checked.records} records)`,
+            { head: head === null ? null : formatAuditHead(head), ...(head ?? {}) },
+            head === null ? 'audit log: empty' : formatAuditHead(head),
           )
-          if (checked.broken_at !== null) return ADMIN_EXIT.refused
+          break
+        }
+        if (sub === 'verify') {
+          const expected = values.head === undefined ? undefined : parseAuditHead(values.head)
+          const checked = await admin.verifyAudit(expected)
+          show(checked, describeCheck(checked))
+          if (checked.broken_at !== null || (checked.expected_head ?? 'reached') !== 'reached') return ADMIN_EXIT.refused
           break
         }
         const trail = await admin.auditTrail(Number(values.limit ?? 20))

@@ -87,7 +87,9 @@ export interface AuditLogTable {
   target: string | null
   details: ColumnType<Record<string, unknown>, string, string>
   prev_hash: string
+  /** The record's MAC (mac_version 1) or, before migration 0021 re-keyed it, its SHA-256 (0). */
   hash: string
+  mac_version: Defaulted<number>
 }
 
 export interface AppsTable {

@@ -1,5 +1,5 @@
 import * as crypto from 'node:crypto'
-import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
 
 /**
  * The one source of randomness and hashing for ids, keys and tokens.
@@ -41,6 +41,20 @@ function sha256(value: string): Buffer {
 
 export function sha256Hex(value: string): string {
   return oneShot === undefined ? createHash('sha256').update(value, 'utf8').digest('hex') : (oneShot('sha256', value, 'hex') as string)
+}
+
+/**
+ * A key of its own for one purpose, derived from the platform's secret key (PLINTH_SECRET_KEY):
+ * HMAC-SHA-256(secret, purpose). A subkey leaked or misused in one place says nothing of the
+ * secret or of another purpose's subkey.
+ */
+export function subkey(secretKey: Buffer, purpose: string): Buffer {
+  return createHmac('sha256', secretKey).update(purpose, 'utf8').digest()
+}
+
+/** HMAC-SHA-256 of a text under `key`, hex. */
+export function hmacSha256Hex(key: Buffer, value: string): string {
+  return createHmac('sha256', key).update(value, 'utf8').digest('hex')
 }
 
 /** Compares two strings without leaking where they differ. */

@@ -334,14 +334,23 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
       }
     },
 
-    async cancel(appId: string, id: string, by: MoveBy): Promise<PaymentDTO> {
-      return dto(
-        await move(
-          () => viewForApp(appId, id),
-          () => repo.cancel(id, appId, clock.now(), by),
-          { kind: 'cancel' },
-        ),
-      )
+    /** `recorded`, when given, runs in the cancel's own transaction with the payment cancelled (the portal's audit record). */
+    async cancel(
+      appId: string,
+      id: string,
+      by: MoveBy,
+      recorded?: (trx: Kysely<DB>, payment: PaymentRow) => Promise<unknown>,
+    ): Promise<PaymentDTO> {
+      const attempt =
+        recorded === undefined
+          ? () => repo.cancel(id, appId, clock.now(), by)
+          : () =>
+              inTransaction(db, async (trx) => {
+                const moved = await paymentsRepo(trx).cancel(id, appId, clock.now(), by)
+                if (moved !== undefined) await recorded(trx, moved)
+                return moved
+              })
+      return dto(await move(() => viewForApp(appId, id), attempt, { kind: 'cancel' }))
     },
 
     async userCancel(principal: TokenPrincipal, id: string, by: MoveBy): Promise<PaymentDTO> {

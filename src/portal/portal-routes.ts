@@ -640,7 +640,8 @@ export function portalRoutes(app: FastifyInstance, deps: PortalRoutesDeps): void
     },
     async (request) => {
       await member(request)
-      return paymentViews.cancel(request.params.app_id, request.params.payment_id, byPortal(request))
+      const recorded = portal.paymentMoveAudit(sessionPrincipal(request), request.params.app_id, request.id)
+      return paymentViews.cancel(request.params.app_id, request.params.payment_id, byPortal(request), recorded)
     },
   )
 

@@ -12,6 +12,7 @@ import { inTransaction } from '../db/transaction.js'
 import type { RevokedCredential } from '../identity/credential-events.js'
 import { formatAmount, parseStoredAmount } from '../ledger/amounts.js'
 import type { Wallets } from '../ledger/wallets.js'
+import { sha256Hex } from '../lib/crypto.js'
 import type { RequestLogOptIn } from '../request-log/opt-in.js'
 import type { DomainCheckResult } from './domain-check.js'
 import { type MemberRole, portalRepo } from './portal-repo.js'
@@ -52,6 +53,9 @@ const valid = <T>(checked: Checked<T>): T => {
   return checked.value
 }
 
+/** An icon as the audit log records it: its SHA-256 (the data: URL itself is up to hundreds of kilobytes). */
+const iconDigest = (icon: string | null): string | null => (icon === null ? null : `sha256:${sha256Hex(icon)}`)
+
 /** The developer of a request, as the audit log names them. */
 export const actorOf = (principal: SessionPrincipal): string => `user:${principal.userId}`
 
@@ -66,6 +70,8 @@ export function portalServiceFactory(deps: {
   db: Kysely<DB>
   clock: Clock
   wallets: Wallets
+  /** audit-log.ts's auditChainKey(PLINTH_SECRET_KEY). */
+  auditKey: Buffer
   publicUrl: string
   developerSignup: DeveloperSignup
   /** The domain check (domain-check.ts), bound to the platform's settings. */
@@ -79,7 +85,7 @@ export function portalServiceFactory(deps: {
 }) {
   const { db, clock, wallets, publicUrl } = deps
   const repo = portalRepo(db)
-  const audit = auditLog(db)
+  const audit = auditLog(db, deps.auditKey)
   const throttle = signinThrottle(db)
   const appsIn = (trx: Kysely<DB>) => appsServiceFactory({ db: trx, clock, wallets })
 
@@ -220,6 +226,24 @@ export function portalServiceFactory(deps: {
             details: { request_id: requestId },
           })
         }
+        // What people see of the app (its name in the directory and the payment dialog, its description, its icon): a member's change is recorded, the icon by its SHA-256.
+        const shown = {
+          ...(set.name === undefined || set.name === before.name ? {} : { name: { from: before.name, to: set.name } }),
+          ...(set.description === undefined || set.description === before.description
+            ? {}
+            : { description: { from: before.description, to: set.description } }),
+          ...(set.icon === undefined || set.icon === before.icon
+            ? {}
+            : { icon: { from: iconDigest(before.icon), to: iconDigest(set.icon) } }),
+        }
+        if (Object.keys(shown).length > 0) {
+          await audit.append(trx, {
+            actor: actorOf(principal),
+            action: 'update-app',
+            target: appId,
+            details: { ...shown, request_id: requestId },
+          })
+        }
         if (set.url !== undefined && set.url !== before.url) {
           await audit.append(trx, {
             actor: actorOf(principal),
@@ -267,6 +291,25 @@ export function portalServiceFactory(deps: {
       if (!marked)
         throw new ApiError('domain_check_failed', "The app's URL changed during the check: verify again.", { reason: 'url_changed' })
       return view(await requireMember(principal, appId))
+    },
+
+    /**
+     * What records a member's move of one of the app's payments (the portal's cancel), in the
+     * transaction that makes it: the payments service calls it with the payment it moved.
+     */
+    paymentMoveAudit(principal: SessionPrincipal, appId: string, requestId: string) {
+      return (trx: Kysely<DB>, payment: { identifier: string; amount: string; direction: string }) =>
+        audit.append(trx, {
+          actor: actorOf(principal),
+          action: 'cancel-payment',
+          target: appId,
+          details: {
+            payment_id: payment.identifier,
+            amount: formatAmount(parseStoredAmount(payment.amount)),
+            direction: payment.direction,
+            request_id: requestId,
+          },
+        })
     },
 
     /** The platform's user behind one of the app's uids (for the views that take a user), or 404 user_not_found. */

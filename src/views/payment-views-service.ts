@@ -105,9 +105,9 @@ export function paymentViewsServiceFactory(deps: {
       return payments.complete(appId, paymentId, txid, by)
     },
 
-    async cancel(appId: string, paymentId: string, by: MoveBy) {
+    async cancel(appId: string, paymentId: string, by: MoveBy, recorded?: Parameters<PaymentsService['cancel']>[3]) {
       await views.requireApp(appId)
-      return payments.cancel(appId, paymentId, by)
+      return payments.cancel(appId, paymentId, by, recorded)
     },
 
     async checklist(appId: string) {

@@ -469,6 +469,7 @@ describe('the developer portal and the operator console, in Chromium', () => {
     await table.locator('tr[data-action="suspend-app"]').getByText(operatorName, { exact: true }).waitFor()
     await view.getByRole('button', { name: 'Verify the chain' }).click()
     await view.getByTestId('audit-verify').getByText('The chain is whole').waitFor()
+    assert.match((await view.getByTestId('audit-head').textContent()) ?? '', /^\d+:[0-9a-f]{64}$/, 'the head to keep outside the database')
     // The export link carries the same filter, and answers JSON lines, oldest first.
     const href = await view.getByRole('link', { name: 'Export JSON lines' }).getAttribute('href')
     assert.equal(href, `/operator/audit/export?target=${appId}`)

@@ -472,15 +472,27 @@ export function createOperatorConsole(ctx) {
     const verify = async () => {
       const done = await attempt(() => account('/operator/audit/verify'))
       if (!done.ok) return
-      const { records, broken_at: broken } = done.value
+      const { records, broken_at: broken, problem, head } = done.value
       verdict.replaceChildren(
         h(
           'p',
           { class: `status-line ${broken === null ? 'ok' : 'bad'}` },
           broken === null
             ? `The chain is whole: ${records} records, each linked to the one before.`
-            : `The chain is broken at record ${broken}: a record was changed or removed.`,
+            : problem === 'unkeyed'
+              ? `The chain is not keyed from record ${broken}: it was written before the chain was keyed (docs/operators.md).`
+              : `The chain is broken at record ${broken}: a record was changed, removed or inserted.`,
         ),
+        ...(head === null
+          ? []
+          : [
+              h(
+                'p',
+                { class: 'muted' },
+                'Head, to keep outside the database (plinth admin audit verify --head checks it later): ',
+                h('code', { 'data-testid': 'audit-head' }, head),
+              ),
+            ]),
       )
     }
 

@@ -120,6 +120,7 @@ describe('the portal and operator authorization matrix', () => {
     'get /operator/audit': { row: OPERATOR },
     'get /operator/audit/export': { row: OPERATOR },
     'get /operator/audit/verify': { row: OPERATOR },
+    'get /operator/audit/head': { row: OPERATOR },
   })
 
   it('lists every /portal and /operator route of the OpenAPI document, and no other', async () => {
