@@ -67,6 +67,7 @@ export const ERROR_STATUS = {
   too_many_apps: 409,
   too_many_keys: 409,
   too_many_members: 409,
+  too_many_passkeys: 409,
   ownership_changed: 409,
   too_many_snapshots: 409,
   too_many_faults: 409,
