@@ -5,9 +5,25 @@
  */
 import { call } from './api.js'
 import { formatPi, h, openModal, toast } from './dom.js'
+import { createPayGuard, near, PLACES } from './pay-guard.js'
 import { canCancel, FEE_PI, FINAL_STATES, initialState, shortOfFunds, toStroops, transition, view } from './payment-machine.js'
 
 const enc = encodeURIComponent
+const now = () => performance.now()
+
+/**
+ * Where the last press the platform page saw landed. Presses inside the app's frame are the app's
+ * (another origin): the page sees them from the moment a dialog covers the frame, so a stream of
+ * taps is known from its second tap, and the next dialog opens with Pay away from it.
+ */
+let lastPress
+globalThis.document?.addEventListener(
+  'pointerdown',
+  (event) => {
+    lastPress = { x: event.clientX, y: event.clientY }
+  },
+  true,
+)
 
 /** The platform's messages speak of "the user"; the user's own dialogs speak to them. */
 const secondPerson = (text) =>
@@ -50,6 +66,8 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
   const closeModal = openModal({
     label: 'Confirm payment',
     className: 'payment',
+    // Never on Pay: keyboard activation needs the user to move the focus there (pay-guard.js).
+    focusAction: false,
     onDismiss: () => (canCancel(state) ? dispatch({ type: 'cancel' }) : closeDialog()),
     render: () => [
       h('div', { class: 'amount-big' }, formatPi(amount)),
@@ -73,7 +91,67 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
   })
   const closeDialog = () => {
     dialogOpen = false
+    stopGuard()
     closeModal()
+  }
+
+  // The tap-jack guard (pay-guard.js): Pay is armed once enabled and the dialog shown and still
+  // for a while, it counts only a press that began on it armed, and it is moved from under the
+  // point of the last press.
+  const guard = createPayGuard()
+  const dialogElement = payButton.closest('[role="dialog"]')
+  let place = 'center'
+  let armTimer
+  const scheduleArming = () => {
+    clearTimeout(armTimer)
+    const wait = guard.armedAt() - now()
+    if (Number.isFinite(wait) && wait > 0 && dialogOpen) armTimer = setTimeout(render, wait + 10)
+  }
+  const moved = () => {
+    guard.moved(now())
+    render()
+  }
+  /** Moves the dialog to the first place where Pay is away from `point`; the clock restarts. */
+  const keepPayAway = (point) => {
+    if (point === undefined || payButton.hidden || !near(point, payButton.getBoundingClientRect())) return
+    for (const candidate of PLACES) {
+      dialogElement.dataset.place = candidate
+      if (!near(point, payButton.getBoundingClientRect())) {
+        place = candidate
+        return moved()
+      }
+    }
+    // Nowhere is away from it (a tiny window): Pay stays, and a stream of taps still never counts.
+    dialogElement.dataset.place = place
+  }
+  const onPointerDown = (event) => {
+    const counts = guard.pointerDown({ t: now(), onPay: payButton.contains(event.target), primary: event.isPrimary && event.button === 0 })
+    if (!counts) keepPayAway({ x: event.clientX, y: event.clientY })
+  }
+  // Before any press, the first point the pointer is seen at (the layer appeared under it) is where the app's last press was.
+  let seenPointer = false
+  const onPointerSeen = (event) => {
+    if (seenPointer) return
+    seenPointer = true
+    keepPayAway({ x: event.clientX, y: event.clientY })
+  }
+  const onVisible = () => {
+    if (document.visibilityState === 'visible') moved()
+  }
+  const resizes = new ResizeObserver(moved)
+  document.addEventListener('pointerdown', onPointerDown, true)
+  document.addEventListener('pointermove', onPointerSeen, true)
+  document.addEventListener('pointerover', onPointerSeen, true)
+  document.addEventListener('visibilitychange', onVisible)
+  window.addEventListener('resize', moved)
+  function stopGuard() {
+    clearTimeout(armTimer)
+    resizes.disconnect()
+    document.removeEventListener('pointerdown', onPointerDown, true)
+    document.removeEventListener('pointermove', onPointerSeen, true)
+    document.removeEventListener('pointerover', onPointerSeen, true)
+    document.removeEventListener('visibilitychange', onVisible)
+    window.removeEventListener('resize', moved)
   }
 
   const render = () => {
@@ -90,7 +168,13 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
       status.className = `status-line ${shown.tone}`
     }
     status.dataset.stage = state.name
-    payButton.disabled = shown.pay.disabled
+    guard.setEnabled(!shown.pay.disabled, now())
+    const armed = !shown.pay.disabled && guard.isArmed(now())
+    // Disabled until armed; a focused Pay that is disarmed (the dialog moved) hands the focus to the dialog, not <body>.
+    if (!armed && document.activeElement === payButton) dialogElement.focus()
+    payButton.disabled = !armed
+    payButton.dataset.armed = String(armed)
+    scheduleArming()
     payButton.textContent = state.name === 'approved' && state.error !== undefined ? 'Pay again' : 'Pay'
     payButton.hidden = shown.pay.hidden
     cancelButton.disabled = shown.cancel.disabled
@@ -214,6 +298,11 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
     if (state.name !== before.name) onEnter[state.name]?.()
   }
 
+  guard.moved(now())
+  dialogElement.dataset.place = place
+  keepPayAway(lastPress)
+  resizes.observe(dialogElement)
+
   ctx.balance().then(
     (value) => {
       balance.textContent = formatPi(value)
@@ -224,7 +313,11 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
       balance.textContent = 'unknown'
     },
   )
-  payButton.addEventListener('click', () => dispatch({ type: 'pay' }))
+  // A click counts only as pay-guard.js says: a press that began on an armed Pay, or a fresh key on it.
+  payButton.addEventListener('click', (event) => {
+    if (guard.accept({ pointer: event.detail > 0 })) dispatch({ type: 'pay' })
+  })
+  payButton.addEventListener('keydown', (event) => guard.keyDown({ t: now(), key: event.key, repeat: event.repeat }))
   cancelButton.addEventListener('click', () => dispatch({ type: 'cancel' }))
   closeButton.addEventListener('click', closeDialog)
 
