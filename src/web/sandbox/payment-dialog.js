@@ -61,6 +61,12 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
   const payButton = h('button', { type: 'button', class: 'primary', disabled: true }, 'Pay')
   const cancelButton = h('button', { type: 'button', disabled: true }, 'Cancel')
   const closeButton = h('button', { type: 'button', hidden: true }, 'Close')
+  // Production: above the step-up amount the user confirms with their password; the server refuses the pay without it.
+  let stepUp = ctx.stepUpAmount !== undefined && (toStroops(amount) ?? 0n) > (toStroops(ctx.stepUpAmount) ?? 0n)
+  const passwordId = `pay-password-${Math.random().toString(36).slice(2)}`
+  const passwordInput = h('input', { id: passwordId, type: 'password', autocomplete: 'current-password', maxlength: '512' })
+  const passwordLabel = h('label', { for: passwordId }, `Your password: this payment is more than ${formatPi(ctx.stepUpAmount ?? '0')}`)
+  const stepUpBox = h('div', { class: 'step-up stack', hidden: true }, passwordLabel, passwordInput)
 
   let dialogOpen = true
   const closeModal = openModal({
@@ -85,6 +91,7 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
         h('dt', {}, 'Payment'),
         paymentId,
       ),
+      stepUpBox,
       status,
       h('div', { class: 'actions' }, cancelButton, closeButton, payButton),
     ],
@@ -124,14 +131,20 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
     // Nowhere is away from it (a tiny window): Pay stays, and a stream of taps still never counts.
     dialogElement.dataset.place = place
   }
+  /** A press on one of the dialog's own controls but Pay (Cancel, the password): a choice of the user's, which must not move the dialog from under it. */
+  const onOtherControl = (target) =>
+    target instanceof Element &&
+    dialogElement.contains(target) &&
+    !payButton.contains(target) &&
+    target.closest('button, input, label, a') !== null
   const onPointerDown = (event) => {
     const counts = guard.pointerDown({ t: now(), onPay: payButton.contains(event.target), primary: event.isPrimary && event.button === 0 })
-    if (!counts) keepPayAway({ x: event.clientX, y: event.clientY })
+    if (!counts && !onOtherControl(event.target)) keepPayAway({ x: event.clientX, y: event.clientY })
   }
   // Before any press, the first point the pointer is seen at (the layer appeared under it) is where the app's last press was.
   let seenPointer = false
   const onPointerSeen = (event) => {
-    if (seenPointer) return
+    if (seenPointer || onOtherControl(event.target)) return
     seenPointer = true
     keepPayAway({ x: event.clientX, y: event.clientY })
   }
@@ -168,8 +181,11 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
       status.className = `status-line ${shown.tone}`
     }
     status.dataset.stage = state.name
-    guard.setEnabled(!shown.pay.disabled, now())
-    const armed = !shown.pay.disabled && guard.isArmed(now())
+    stepUpBox.hidden = !stepUp || shown.pay.hidden
+    // Above the step-up amount Pay waits for the password: its clock starts once one is typed.
+    const enabled = !shown.pay.disabled && !(stepUp && passwordInput.value === '')
+    guard.setEnabled(enabled, now())
+    const armed = enabled && guard.isArmed(now())
     // Disabled until armed; a focused Pay that is disarmed (the dialog moved) hands the focus to the dialog, not <body>.
     if (!armed && document.activeElement === payButton) dialogElement.focus()
     payButton.disabled = !armed
@@ -234,8 +250,15 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
       const id = state.payment.identifier
       try {
         // Sandbox: the user's token pays; production: the signed-in person's account does (platform.js).
-        dispatch({ type: 'submitted', payment: await ctx.platform().pay(id, auth.token) })
+        const password = stepUp ? passwordInput.value : undefined
+        passwordInput.value = ''
+        dispatch({ type: 'submitted', payment: await ctx.platform().pay(id, auth.token, password) })
       } catch (error) {
+        // The platform knows the step-up amount best: a refusal for want of the password shows the field.
+        if (error.code === 'step_up_required') {
+          stepUp = true
+          passwordLabel.textContent = `Your password: this payment is more than ${formatPi(error.body?.step_up_amount ?? ctx.stepUpAmount ?? '0')}`
+        }
         // The message stays until the next Pay (and after the app's cancel), and the app hears of it.
         const payment = error.body?.payment
         const status = error.status > 0 ? ` (HTTP ${error.status})` : ''
@@ -319,6 +342,7 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
   })
   payButton.addEventListener('keydown', (event) => guard.keyDown({ t: now(), key: event.key, repeat: event.repeat }))
   cancelButton.addEventListener('click', () => dispatch({ type: 'cancel' }))
+  passwordInput.addEventListener('input', () => render())
   closeButton.addEventListener('click', closeDialog)
 
   await readClock()
