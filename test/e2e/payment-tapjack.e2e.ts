@@ -150,13 +150,34 @@ describe('the payment dialog against a fast tap, in Chromium', () => {
     await payArmed(pay)
     const box = await pay.boundingBox()
     assert.ok(box)
-    const under = spot.x >= box.x && spot.x <= box.x + box.width && spot.y >= box.y && spot.y <= box.y + box.height
-    assert.equal(under, false, `Pay ${JSON.stringify(box)} is not under the tapped spot ${JSON.stringify(spot)}`)
+    // At least 48 px from the tapped spot (pay-guard.js, AVOID_PX).
+    const margin = 48
+    const near =
+      spot.x >= box.x - margin && spot.x <= box.x + box.width + margin && spot.y >= box.y - margin && spot.y <= box.y + box.height + margin
+    assert.equal(near, false, `Pay ${JSON.stringify(box)} is 48 px or more from the tapped spot ${JSON.stringify(spot)}`)
 
     // A person who stops, reads and presses Pay pays, once.
     await pay.click()
     await dialog(page).getByText('Completed').waitFor()
     assert.equal((Number(before) - Number(await balanceOf(user.wallet.address))).toFixed(7), '3.0000100', 'the amount and the fee')
+  })
+
+  it('a window resize and the page coming back into view disarm Pay until it has been still again', async () => {
+    const { page } = await openGame()
+    const frameBox = await page.locator('#app-frame').boundingBox()
+    assert.ok(frameBox)
+    await page.mouse.click(frameBox.x + 20, frameBox.y + 20)
+    const pay = dialog(page).getByRole('button', { name: 'Pay' })
+    const armed = () => pay.getAttribute('data-armed')
+    await payArmed(pay)
+    await page.setViewportSize({ width: 1100, height: 820 })
+    await waitFor(async () => (await armed()) === 'false' || undefined, 'Pay disarmed by the resize')
+    assert.equal(await pay.isDisabled(), true)
+    await payArmed(pay)
+    await page.evaluate(`document.dispatchEvent(new Event('visibilitychange'))`)
+    assert.equal(await armed(), 'false', 'disarmed by the page coming back into view')
+    await payArmed(pay)
+    await dialog(page).getByRole('button', { name: 'Cancel' }).click()
   })
 
   it('a press that began before Pay was armed does not pay; a new one does', async () => {

@@ -42,6 +42,7 @@ describe('production: the step-up for large payments in the payment dialog, in C
     await page.getByLabel('Username (3 to 32').fill(username)
     await page.getByLabel('Password (8 to 128').fill(GOOD_PASSWORD)
     await page.getByRole('button', { name: 'Create account' }).click()
+    await page.getByRole('heading', { name: 'Open an app' }).waitFor()
     await admin.issue({ target: username, amount: '50', reason: 'welcome' })
     await page.getByRole('button', { name: 'Open Demo Shop' }).click()
     await appFrame(page, shopUrl)

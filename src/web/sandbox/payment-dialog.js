@@ -141,28 +141,17 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
     const counts = guard.pointerDown({ t: now(), onPay: payButton.contains(event.target), primary: event.isPrimary && event.button === 0 })
     if (!counts && !onOtherControl(event.target)) keepPayAway({ x: event.clientX, y: event.clientY })
   }
-  // Before any press, the first point the pointer is seen at (the layer appeared under it) is where the app's last press was.
-  let seenPointer = false
-  const onPointerSeen = (event) => {
-    if (seenPointer || onOtherControl(event.target)) return
-    seenPointer = true
-    keepPayAway({ x: event.clientX, y: event.clientY })
-  }
   const onVisible = () => {
     if (document.visibilityState === 'visible') moved()
   }
   const resizes = new ResizeObserver(moved)
   document.addEventListener('pointerdown', onPointerDown, true)
-  document.addEventListener('pointermove', onPointerSeen, true)
-  document.addEventListener('pointerover', onPointerSeen, true)
   document.addEventListener('visibilitychange', onVisible)
   window.addEventListener('resize', moved)
   function stopGuard() {
     clearTimeout(armTimer)
     resizes.disconnect()
     document.removeEventListener('pointerdown', onPointerDown, true)
-    document.removeEventListener('pointermove', onPointerSeen, true)
-    document.removeEventListener('pointerover', onPointerSeen, true)
     document.removeEventListener('visibilitychange', onVisible)
     window.removeEventListener('resize', moved)
   }
