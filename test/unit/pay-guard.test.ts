@@ -71,12 +71,13 @@ describe('pay guard: which presses count', () => {
     assert.equal(guard.pointerDown({ t: 800, onPay: true }), true)
     assert.equal(guard.accept({ pointer: true }), true)
     assert.equal(guard.accept({ pointer: true }), false, 'a second click of the same press')
+    assert.equal(guard.isArmed(801), true, 'a press that counts leaves Pay armed until its click')
   })
 
   it('a press that began before Pay was armed does not count, even if it ends after', () => {
     const guard = shown()
     assert.equal(guard.pointerDown({ t: 650, onPay: true }), false)
-    assert.equal(guard.isArmed(800), true)
+    assert.equal(guard.isArmed(1150), true, 'armed REPEAT_MS after that press')
     assert.equal(guard.accept({ pointer: true }), false)
   })
 
@@ -84,6 +85,8 @@ describe('pay guard: which presses count', () => {
     const guard = shown()
     guard.pointerDown({ t: 800, onPay: false })
     assert.equal(guard.accept({ pointer: true }), false)
+    assert.equal(guard.isArmed(1299), false, 'a press elsewhere disarms Pay for REPEAT_MS')
+    assert.equal(guard.isArmed(1300), true)
     guard.pointerDown({ t: 2000, onPay: true, primary: false })
     assert.equal(guard.accept({ pointer: true }), false)
     assert.equal(guard.pointerDown({ t: 3000, onPay: true }), true)
@@ -91,12 +94,13 @@ describe('pay guard: which presses count', () => {
     assert.equal(guard.accept({ pointer: true }), false, 'the dialog moved under the finger')
   })
 
-  it('a tap in a stream of taps never counts, even on an armed Pay; after a pause, one does', () => {
+  it('a tap in a stream of taps never counts, even on an armed Pay, and keeps Pay disarmed; after a pause, one does', () => {
     const guard = shown()
     let t = 0
     for (; t < 5000; t += 147) {
       assert.equal(guard.pointerDown({ t, onPay: true }), false)
       assert.equal(guard.accept({ pointer: true }), false, `tap at ${t} ms`)
+      assert.equal(guard.isArmed(t + 146), false, `armed between the taps at ${t} ms`)
     }
     const last = t - 147
     assert.equal(guard.pointerDown({ t: last + 499, onPay: true }), false, 'a pause under REPEAT_MS')

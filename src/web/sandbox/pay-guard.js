@@ -6,9 +6,9 @@
  * - Pay is armed only once it has been enabled, and the dialog shown and still, for ARM_MS: the
  *   dialog's appearing, any change of its size or place, the window's, and the page coming back
  *   into view restart the clock.
- * - A pointer press counts only when its pointerdown began on Pay while Pay was armed, and came at
- *   least REPEAT_MS after the previous press the page saw: a tap in a stream of taps is not a
- *   decision, wherever it lands.
+ * - A pointer press counts only when its pointerdown began on Pay while Pay was armed. Any other
+ *   press the page sees disarms Pay for REPEAT_MS: a tap in a stream of taps is not a decision,
+ *   wherever it lands, and Pay stays disarmed while the taps go on.
  * - A key (Enter or Space) counts only when it went down on Pay, armed, and was not a repeat of a
  *   key held from before: focus must have been moved to Pay (the dialog never puts it there).
  *
@@ -17,7 +17,7 @@
 
 /** How long Pay must have been enabled, and the dialog shown and still, before a press counts. */
 export const ARM_MS = 600
-/** A press within this of the previous one is part of a stream of taps: it never counts on Pay. */
+/** A press disarms Pay for this long: a press within it of the previous one is part of a stream of taps. */
 export const REPEAT_MS = 500
 /** How far (CSS pixels) the point of the last press must stay from Pay's box. */
 export const AVOID_PX = 48
@@ -32,7 +32,8 @@ export function createPayGuard() {
   let pointerPress = false
   let keyPress = false
 
-  const armedAt = () => (enabledSince === undefined ? Number.POSITIVE_INFINITY : Math.max(stillSince, enabledSince) + ARM_MS)
+  const armedAt = () =>
+    enabledSince === undefined ? Number.POSITIVE_INFINITY : Math.max(Math.max(stillSince, enabledSince) + ARM_MS, lastPressAt + REPEAT_MS)
 
   return {
     /** The dialog appeared, or its size or place changed, or the page came back into view: the clock restarts. */
@@ -49,11 +50,13 @@ export function createPayGuard() {
     /** When Pay is (or will be) armed; Infinity while it is not enabled. */
     armedAt,
     isArmed: (t) => t >= armedAt(),
-    /** A pointerdown anywhere in the page; `onPay` when it landed on Pay. Answers whether it is a press of Pay that counts. */
+    /**
+     * A pointerdown anywhere in the page; `onPay` when it landed on Pay. Answers whether it is a
+     * press of Pay that counts; one that does not disarms Pay for REPEAT_MS.
+     */
     pointerDown({ t, onPay, primary = true }) {
-      const sincePrevious = t - lastPressAt
-      lastPressAt = t
-      pointerPress = onPay && primary && t >= armedAt() && sincePrevious >= REPEAT_MS
+      pointerPress = onPay && primary && t >= armedAt()
+      if (!pointerPress) lastPressAt = t
       return pointerPress
     },
     /** A keydown on Pay: Enter or Space, `repeat` when the key was held down. */

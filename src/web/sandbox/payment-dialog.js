@@ -139,7 +139,10 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
     target.closest('button, input, label, a') !== null
   const onPointerDown = (event) => {
     const counts = guard.pointerDown({ t: now(), onPay: payButton.contains(event.target), primary: event.isPrimary && event.button === 0 })
-    if (!counts && !onOtherControl(event.target)) keepPayAway({ x: event.clientX, y: event.clientY })
+    if (counts) return
+    // Any other press disarms Pay for a moment (a stream of taps keeps it disarmed), and moves it from under the press.
+    if (!onOtherControl(event.target)) keepPayAway({ x: event.clientX, y: event.clientY })
+    render()
   }
   const onVisible = () => {
     if (document.visibilityState === 'visible') moved()
