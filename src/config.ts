@@ -51,6 +51,27 @@ export interface Config {
   accounts?: AccountLimits
   /** Production's developer portal and operator's console (docs/portal.md, docs/operators.md); the defaults when absent. */
   portal?: PortalSettings
+  /** Production's payment confirmation (docs/production.md, "Large payments ask for the password"); the defaults when absent. */
+  payments?: PaymentSettings
+}
+
+export interface PaymentSettings {
+  /**
+   * A payment of more than this many Pi (a decimal, at most 7 places) is confirmed with the user's
+   * password in the payment dialog, and the server refuses it without (PLINTH_PAYMENT_STEP_UP_AMOUNT).
+   */
+  stepUpAmount: string
+}
+
+/** Payment settings from the environment: the step-up amount defaults to 100 Pi. */
+export function paymentSettings(env: NodeJS.ProcessEnv = {}): PaymentSettings {
+  const amount = optional(env, 'PLINTH_PAYMENT_STEP_UP_AMOUNT') ?? '100'
+  if (!/^(0|[1-9]\d{0,12})(\.\d{1,7})?$/.test(amount)) {
+    throw new ConfigError(
+      `PLINTH_PAYMENT_STEP_UP_AMOUNT must be an amount of Pi (a decimal with at most 7 places), got "${amount.slice(0, 40)}"`,
+    )
+  }
+  return { stepUpAmount: amount }
 }
 
 export type DeveloperSignup = 'operator' | 'open' | 'invite'
@@ -326,5 +347,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     allowedHosts: allowedHostsSetting(env),
     accounts: accountLimits(env),
     portal: portalSettings(env),
+    payments: paymentSettings(env),
   }
 }

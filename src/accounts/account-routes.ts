@@ -11,6 +11,7 @@ import type { IdentityService } from '../identity/identity-service.js'
 import { PaymentDTOSchema } from '../payments/payment-dto.js'
 import type { PaymentsService } from '../payments/payments-service.js'
 import type { AccountsService, NewSession, StartedSession } from './accounts-service.js'
+import type { PaymentStepUp } from './payment-step-up.js'
 
 /** What a password field takes at most, in UTF-16 units: the rules (passwords.ts) then count characters. */
 const Password = (description: string) => Type.String({ minLength: 1, maxLength: 512, description })
@@ -53,6 +54,7 @@ export interface AccountRoutesDeps {
   accounts: AccountsService
   identity: IdentityService
   payments: PaymentsService
+  stepUp: PaymentStepUp
 }
 
 /**
@@ -61,7 +63,7 @@ export interface AccountRoutesDeps {
  * cross-site request and any body type but application/json, so no other page can drive it.
  */
 export function accountRoutes(app: FastifyInstance, deps: AccountRoutesDeps): void {
-  const { accounts, identity, payments } = deps
+  const { accounts, identity, payments, stepUp } = deps
   const r = app.withTypeProvider<TypeBoxTypeProvider>()
   const open = { tags: ['Account'] }
   const signedIn = { tags: ['Account'], security: SESSION_SECURITY }
@@ -446,18 +448,31 @@ export function accountRoutes(app: FastifyInstance, deps: AccountRoutesDeps): vo
     '/account/payments/:payment_id/pay',
     {
       config: session,
+      // No body at all is no password (a payment at or below the step-up amount needs none).
+      preValidation: async (request) => {
+        request.body ??= {}
+      },
       schema: {
         ...signedIn,
         operationId: 'accountPay',
         summary: "The user confirms a payment: the platform signs it with the user's wallet and submits it to the ledger",
-        description: 'Answers the payment once its ledger transaction is applied. The only way money leaves a user in production.',
+        description:
+          'Answers the payment once its ledger transaction is applied. The only way money leaves a user in production. ' +
+          'A payment above the step-up amount (PLINTH_PAYMENT_STEP_UP_AMOUNT) needs the password in this request: ' +
+          'without it 403 step_up_required, wrong 403 step_up_failed (counted as a sign-in attempt); nothing is paid.',
         params: PaymentParams,
-        response: { 200: PaymentDTOSchema, ...errorResponses(401, 403, 404, 409, 415, 503) },
+        body: Type.Object(
+          { password: Type.Optional(Password("The user's password: required above the step-up amount")) },
+          { additionalProperties: false },
+        ),
+        response: { 200: PaymentDTOSchema, ...errorResponses(401, 403, 404, 409, 415, 429, 503) },
       },
     },
     async (request) => {
-      const { userId } = sessionPrincipal(request)
+      const principal = sessionPrincipal(request)
+      const { userId } = principal
       await accounts.refusePayingSuspended(userId, request.params.payment_id)
+      await stepUp.check(principal, request.params.payment_id, request.body.password, address(request))
       return payments.payForAccount(userId, request.params.payment_id)
     },
   )

@@ -20,7 +20,7 @@ export interface AppDeps {
     | 'rateLimitKeyPerMinute'
     | 'rateLimitTokenPerMinute'
   > & { streams?: StreamLimits } & Partial<
-      Pick<Config, 'requestLog' | 'metricsToken' | 'allowedHosts' | 'accounts' | 'portal' | 'ledgerCloser'>
+      Pick<Config, 'requestLog' | 'metricsToken' | 'allowedHosts' | 'accounts' | 'portal' | 'payments' | 'ledgerCloser'>
     >
   /** Encrypts wallet seeds held by the platform. */
   secretKey: Buffer

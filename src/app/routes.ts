@@ -77,10 +77,10 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
     serves: "/account: production's account API, for the platform's own pages (a session cookie); production mode",
     when: (ctx) => ctx.services.accounts !== undefined,
     register: (app, ctx) => {
-      const { accounts, passkeys, identity, payments } = ctx.services
-      if (accounts === undefined || passkeys === undefined)
+      const { accounts, passkeys, identity, payments, paymentStepUp: stepUp } = ctx.services
+      if (accounts === undefined || passkeys === undefined || stepUp === undefined)
         throw new Error('the account routes need the accounts service (production mode)')
-      accountRoutes(app, { accounts, identity, payments })
+      accountRoutes(app, { accounts, identity, payments, stepUp })
       passkeyRoutes(app, { passkeys, publicUrl: ctx.config.publicUrl })
     },
   },
@@ -173,7 +173,10 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
     serves: "/ and /ui/: the platform's page, where people sign in and open apps; production mode",
     when: (ctx) => ctx.config.mode === 'production',
     register: async (app, ctx) => {
-      await app.register(productionPageRoutes, { approvalWindowSeconds: ctx.config.approvalWindowSeconds })
+      await app.register(productionPageRoutes, {
+        approvalWindowSeconds: ctx.config.approvalWindowSeconds,
+        paymentStepUpAmount: ctx.services.paymentStepUp?.stepUpAmount,
+      })
     },
   },
   {

@@ -3,11 +3,12 @@ import type { Kysely } from 'kysely'
 import { type AccountsService, accountsServiceFactory } from '../accounts/accounts-service.js'
 import { type PasskeysService, passkeysServiceFactory } from '../accounts/passkeys.js'
 import { passwordPepper } from '../accounts/passwords.js'
+import { type PaymentStepUp, paymentStepUpFactory } from '../accounts/payment-step-up.js'
 import { type OperatorService, operatorServiceFactory } from '../admin/operator-service.js'
 import { type AdsService, adsServiceFactory } from '../ads/ads-service.js'
 import { type AppsService, appsServiceFactory } from '../apps/apps-service.js'
 import { auditChainKey } from '../audit/audit-log.js'
-import { accountLimits, portalSettings, streamLimits } from '../config.js'
+import { accountLimits, paymentSettings, portalSettings, streamLimits } from '../config.js'
 import type { DB } from '../db/schema.js'
 import { type CredentialCache, createCredentialCache } from '../identity/credential-cache.js'
 import { type IdentityService, identityServiceFactory } from '../identity/identity-service.js'
@@ -57,6 +58,8 @@ export interface Services {
   accounts: AccountsService | undefined
   /** Production's passkeys (WebAuthn), beside the accounts. */
   passkeys: PasskeysService | undefined
+  /** Production's step-up for large payments: the password with the pay (docs/production.md). */
+  paymentStepUp: PaymentStepUp | undefined
   /** Production, PLINTH_REQUEST_LOG unset: the apps whose owner turned their request log on. */
   requestLogOptIn: RequestLogOptIn | undefined
   /** Production's developer portal and operator's console (docs/portal.md, docs/operators.md). */
@@ -210,6 +213,15 @@ export function buildServices(deps: AppDeps, log: FastifyBaseLogger): Services {
     notifications,
     accounts,
     passkeys: accounts === undefined ? undefined : passkeysServiceFactory({ db, accounts }),
+    paymentStepUp:
+      accounts === undefined
+        ? undefined
+        : paymentStepUpFactory({
+            db,
+            accounts,
+            pepper: passwordPepper(secretKey),
+            stepUpAmount: (config.payments ?? paymentSettings()).stepUpAmount,
+          }),
     requestLogOptIn: optIn,
     portal,
     operator,

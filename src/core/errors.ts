@@ -33,6 +33,8 @@ export const ERROR_STATUS = {
   app_suspended: 403,
   user_suspended: 403,
   app_not_verified: 403,
+  step_up_required: 403,
+  step_up_failed: 403,
   forbidden: 403,
   not_found: 404,
   app_not_found: 404,

@@ -53,8 +53,19 @@ export async function sandboxPageRoutes(app: FastifyInstance, options: SandboxPa
  * The same page in production (docs/accounts.md): the platform people use, at `/`, its files
  * under `/ui/`. It signs people in to their own accounts; nothing of the sandbox is reachable.
  */
-export async function productionPageRoutes(app: FastifyInstance, options: { approvalWindowSeconds: number }): Promise<void> {
-  await platformPage(app, { page: '/', platform: { mode: 'production', approval_window_seconds: options.approvalWindowSeconds } })
+export async function productionPageRoutes(
+  app: FastifyInstance,
+  options: { approvalWindowSeconds: number; paymentStepUpAmount: string | undefined },
+): Promise<void> {
+  await platformPage(app, {
+    page: '/',
+    platform: {
+      mode: 'production',
+      approval_window_seconds: options.approvalWindowSeconds,
+      // Above it, the payment dialog asks for the password (the server refuses the pay without it).
+      payment_step_up_amount: options.paymentStepUpAmount,
+    },
+  })
 }
 
 /** The browser bundle of @simplewebauthn/browser (its package exports only its modules, so it is found beside them). */

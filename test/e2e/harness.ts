@@ -18,7 +18,7 @@ import { mkdirSync } from 'node:fs'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach } from 'node:test'
-import { type Browser, chromium, type Frame, type Page } from 'playwright-core'
+import { type Browser, chromium, type Frame, type Locator, type Page } from 'playwright-core'
 import { type PlatformOptions, startPlatform, type TestPlatform, uniqueName } from '../helpers/platform.js'
 
 export const CHROMIUM = process.env.PLINTH_CHROMIUM ?? '/usr/bin/chromium'
@@ -230,4 +230,17 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   if (process.env.PLINTH_E2E_SCREENSHOTS === '0') return
   mkdirSync(SCREENSHOT_DIR, { recursive: true })
   await page.screenshot({ path: new URL(`${name}.png`, SCREENSHOT_DIR).pathname })
+}
+
+/**
+ * Waits until the payment dialog's Pay is armed (docs/sandbox-browser.md, "The payment dialog's
+ * safety rules"): enabled, and shown and still long enough that a press now counts, as a person
+ * reading the dialog would wait before pressing it.
+ */
+export async function payArmed(pay: Locator, timeoutMs = 15_000): Promise<void> {
+  await waitFor(
+    async () => ((await pay.getAttribute('data-armed')) === 'true' && (await pay.isEnabled())) || undefined,
+    'Pay to be armed',
+    timeoutMs,
+  )
 }

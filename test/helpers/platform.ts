@@ -6,7 +6,14 @@ import pg from 'pg'
 import { type AppDeps, buildApp } from '../../src/app.js'
 import { createPlatformClock, type PlatformClock } from '../../src/clock/clock.js'
 import { clockRepo } from '../../src/clock/clock-repo.js'
-import { type AccountLimits, type LedgerCloserLimits, type PortalSettings, portalSettings, type StreamLimits } from '../../src/config.js'
+import {
+  type AccountLimits,
+  type LedgerCloserLimits,
+  type PaymentSettings,
+  type PortalSettings,
+  portalSettings,
+  type StreamLimits,
+} from '../../src/config.js'
 import { type Database, openDatabase } from '../../src/db/database.js'
 import type { DB } from '../../src/db/schema.js'
 import { pgliteImage } from './pglite-image.js'
@@ -63,6 +70,8 @@ export interface PlatformOptions {
   accounts?: AccountLimits
   /** Production's portal settings (the defaults when absent: developers by operator, no private app URLs). */
   portal?: Partial<PortalSettings>
+  /** Production's payment settings (the defaults when absent: the step-up above 100 Pi). */
+  payments?: PaymentSettings
 }
 
 /**
@@ -114,6 +123,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Test
       allowedHosts: options.allowedHosts ?? [],
       ...(options.accounts === undefined ? {} : { accounts: options.accounts }),
       ...(options.portal === undefined ? {} : { portal: { ...portalSettings(), ...options.portal } }),
+      ...(options.payments === undefined ? {} : { payments: options.payments }),
     },
     poolStats: database.poolStats,
     ...(options.logStream === undefined ? {} : { logStream: options.logStream }),

@@ -88,11 +88,12 @@ export function refocus() {
 
 /**
  * Opens a modal dialog (WAI-ARIA's dialog pattern); `render(close)` returns its content. It takes
- * the focus (its first enabled button, or the dialog itself), keeps Tab inside, makes the page
+ * the focus (its first enabled button, or the dialog itself; always the dialog itself with
+ * `focusAction: false`), keeps Tab inside, makes the page
  * behind it inert, and runs `onDismiss` on Escape. `close` gives the focus back to the element
  * that had it (the app's frame when the app asked), or to focusFallback. Returns `close`.
  */
-export function openModal({ label, className = '', render, onDismiss }) {
+export function openModal({ label, className = '', render, onDismiss, focusAction = true }) {
   const layer = byId('modal-layer')
   const titleId = `modal-title-${Math.random().toString(36).slice(2)}`
   const opener = document.activeElement
@@ -132,8 +133,10 @@ export function openModal({ label, className = '', render, onDismiss }) {
   modalOpen = true
   document.addEventListener('keydown', onKey)
   // The dialog's main action when it can act, else its first usable button, else the dialog itself.
+  // A dialog whose main action spends money (`focusAction: false`) starts on itself: a key meant
+  // for the app, pressed as the dialog opened, must not land on it.
   const usable = ':not([disabled]):not([hidden])'
-  const first = dialog.querySelector(`button.primary${usable}`) ?? dialog.querySelector(`button${usable}`)
+  const first = focusAction ? (dialog.querySelector(`button.primary${usable}`) ?? dialog.querySelector(`button${usable}`)) : null
   ;(first ?? dialog).focus()
   setInert(true)
   return close

@@ -21,7 +21,7 @@ const AD_TYPES = ['rewarded', 'interstitial']
 /**
  * `ctx`: `platform()` (platform.js), `app()` and `user()` (what is open and who is signed in), `frameAuth()` /
  * `setFrameAuth()` (the token the app's current page load was given), `tuning`
- * (`resendMs`, `pollMs`, `adMs`), `approvalWindowSeconds`, `balance()`, `refreshWallet()`,
+ * (`resendMs`, `pollMs`, `adMs`), `approvalWindowSeconds`, `stepUpAmount` (production), `balance()`, `refreshWallet()`,
  * `refreshNotifications()`, `setStatus(text)`.
  */
 export function createFlows(ctx) {

@@ -547,6 +547,10 @@ const flows = createFlows({
   get approvalWindowSeconds() {
     return state.platform.approval_window_seconds
   },
+  /** Production: above this amount of Pi the payment dialog asks for the password (undefined in the sandbox). */
+  get stepUpAmount() {
+    return state.platform.payment_step_up_amount
+  },
   balance: () => nativeBalance(state.user.wallet_address),
   refreshWallet: () => wallet.refresh(),
   refreshNotifications: () => centre.refresh(),

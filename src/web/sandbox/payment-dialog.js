@@ -5,9 +5,25 @@
  */
 import { call } from './api.js'
 import { formatPi, h, openModal, toast } from './dom.js'
+import { createPayGuard, near, PLACES } from './pay-guard.js'
 import { canCancel, FEE_PI, FINAL_STATES, initialState, shortOfFunds, toStroops, transition, view } from './payment-machine.js'
 
 const enc = encodeURIComponent
+const now = () => performance.now()
+
+/**
+ * Where the last press the platform page saw landed. Presses inside the app's frame are the app's
+ * (another origin): the page sees them from the moment a dialog covers the frame, so a stream of
+ * taps is known from its second tap, and the next dialog opens with Pay away from it.
+ */
+let lastPress
+globalThis.document?.addEventListener(
+  'pointerdown',
+  (event) => {
+    lastPress = { x: event.clientX, y: event.clientY }
+  },
+  true,
+)
 
 /** The platform's messages speak of "the user"; the user's own dialogs speak to them. */
 const secondPerson = (text) =>
@@ -45,11 +61,19 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
   const payButton = h('button', { type: 'button', class: 'primary', disabled: true }, 'Pay')
   const cancelButton = h('button', { type: 'button', disabled: true }, 'Cancel')
   const closeButton = h('button', { type: 'button', hidden: true }, 'Close')
+  // Production: above the step-up amount the user confirms with their password; the server refuses the pay without it.
+  let stepUp = ctx.stepUpAmount !== undefined && (toStroops(amount) ?? 0n) > (toStroops(ctx.stepUpAmount) ?? 0n)
+  const passwordId = `pay-password-${Math.random().toString(36).slice(2)}`
+  const passwordInput = h('input', { id: passwordId, type: 'password', autocomplete: 'current-password', maxlength: '512' })
+  const passwordLabel = h('label', { for: passwordId }, `Your password: this payment is more than ${formatPi(ctx.stepUpAmount ?? '0')}`)
+  const stepUpBox = h('div', { class: 'step-up stack', hidden: true }, passwordLabel, passwordInput)
 
   let dialogOpen = true
   const closeModal = openModal({
     label: 'Confirm payment',
     className: 'payment',
+    // Never on Pay: keyboard activation needs the user to move the focus there (pay-guard.js).
+    focusAction: false,
     onDismiss: () => (canCancel(state) ? dispatch({ type: 'cancel' }) : closeDialog()),
     render: () => [
       h('div', { class: 'amount-big' }, formatPi(amount)),
@@ -67,13 +91,72 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
         h('dt', {}, 'Payment'),
         paymentId,
       ),
+      stepUpBox,
       status,
       h('div', { class: 'actions' }, cancelButton, closeButton, payButton),
     ],
   })
   const closeDialog = () => {
     dialogOpen = false
+    stopGuard()
     closeModal()
+  }
+
+  // The tap-jack guard (pay-guard.js): Pay is armed once enabled and the dialog shown and still
+  // for a while, it counts only a press that began on it armed, and it is moved from under the
+  // point of the last press.
+  const guard = createPayGuard()
+  const dialogElement = payButton.closest('[role="dialog"]')
+  let place = 'center'
+  let armTimer
+  const scheduleArming = () => {
+    clearTimeout(armTimer)
+    const wait = guard.armedAt() - now()
+    if (Number.isFinite(wait) && wait > 0 && dialogOpen) armTimer = setTimeout(render, wait + 10)
+  }
+  const moved = () => {
+    guard.moved(now())
+    render()
+  }
+  /** Moves the dialog to the first place where Pay is away from `point`; the clock restarts. */
+  const keepPayAway = (point) => {
+    if (point === undefined || payButton.hidden || !near(point, payButton.getBoundingClientRect())) return
+    for (const candidate of PLACES) {
+      dialogElement.dataset.place = candidate
+      if (!near(point, payButton.getBoundingClientRect())) {
+        place = candidate
+        return moved()
+      }
+    }
+    // Nowhere is away from it (a tiny window): Pay stays, and a stream of taps still never counts.
+    dialogElement.dataset.place = place
+  }
+  /** A press on one of the dialog's own controls but Pay (Cancel, the password): a choice of the user's, which must not move the dialog from under it. */
+  const onOtherControl = (target) =>
+    target instanceof Element &&
+    dialogElement.contains(target) &&
+    !payButton.contains(target) &&
+    target.closest('button, input, label, a') !== null
+  const onPointerDown = (event) => {
+    const counts = guard.pointerDown({ t: now(), onPay: payButton.contains(event.target), primary: event.isPrimary && event.button === 0 })
+    if (counts) return
+    // Any other press disarms Pay for a moment (a stream of taps keeps it disarmed), and moves it from under the press.
+    if (!onOtherControl(event.target)) keepPayAway({ x: event.clientX, y: event.clientY })
+    render()
+  }
+  const onVisible = () => {
+    if (document.visibilityState === 'visible') moved()
+  }
+  const resizes = new ResizeObserver(moved)
+  document.addEventListener('pointerdown', onPointerDown, true)
+  document.addEventListener('visibilitychange', onVisible)
+  window.addEventListener('resize', moved)
+  function stopGuard() {
+    clearTimeout(armTimer)
+    resizes.disconnect()
+    document.removeEventListener('pointerdown', onPointerDown, true)
+    document.removeEventListener('visibilitychange', onVisible)
+    window.removeEventListener('resize', moved)
   }
 
   const render = () => {
@@ -90,7 +173,16 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
       status.className = `status-line ${shown.tone}`
     }
     status.dataset.stage = state.name
-    payButton.disabled = shown.pay.disabled
+    stepUpBox.hidden = !stepUp || shown.pay.hidden
+    // Above the step-up amount Pay waits for the password: its clock starts once one is typed.
+    const enabled = !shown.pay.disabled && !(stepUp && passwordInput.value === '')
+    guard.setEnabled(enabled, now())
+    const armed = enabled && guard.isArmed(now())
+    // Disabled until armed; a focused Pay that is disarmed (the dialog moved) hands the focus to the dialog, not <body>.
+    if (!armed && document.activeElement === payButton) dialogElement.focus()
+    payButton.disabled = !armed
+    payButton.dataset.armed = String(armed)
+    scheduleArming()
     payButton.textContent = state.name === 'approved' && state.error !== undefined ? 'Pay again' : 'Pay'
     payButton.hidden = shown.pay.hidden
     cancelButton.disabled = shown.cancel.disabled
@@ -150,8 +242,15 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
       const id = state.payment.identifier
       try {
         // Sandbox: the user's token pays; production: the signed-in person's account does (platform.js).
-        dispatch({ type: 'submitted', payment: await ctx.platform().pay(id, auth.token) })
+        const password = stepUp ? passwordInput.value : undefined
+        passwordInput.value = ''
+        dispatch({ type: 'submitted', payment: await ctx.platform().pay(id, auth.token, password) })
       } catch (error) {
+        // The platform knows the step-up amount best: a refusal for want of the password shows the field.
+        if (error.code === 'step_up_required') {
+          stepUp = true
+          passwordLabel.textContent = `Your password: this payment is more than ${formatPi(error.body?.step_up_amount ?? ctx.stepUpAmount ?? '0')}`
+        }
         // The message stays until the next Pay (and after the app's cancel), and the app hears of it.
         const payment = error.body?.payment
         const status = error.status > 0 ? ` (HTTP ${error.status})` : ''
@@ -214,6 +313,11 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
     if (state.name !== before.name) onEnter[state.name]?.()
   }
 
+  guard.moved(now())
+  dialogElement.dataset.place = place
+  keepPayAway(lastPress)
+  resizes.observe(dialogElement)
+
   ctx.balance().then(
     (value) => {
       balance.textContent = formatPi(value)
@@ -224,8 +328,13 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
       balance.textContent = 'unknown'
     },
   )
-  payButton.addEventListener('click', () => dispatch({ type: 'pay' }))
+  // A click counts only as pay-guard.js says: a press that began on an armed Pay, or a fresh key on it.
+  payButton.addEventListener('click', (event) => {
+    if (guard.accept({ pointer: event.detail > 0 })) dispatch({ type: 'pay' })
+  })
+  payButton.addEventListener('keydown', (event) => guard.keyDown({ t: now(), key: event.key, repeat: event.repeat }))
   cancelButton.addEventListener('click', () => dispatch({ type: 'cancel' }))
+  passwordInput.addEventListener('input', () => render())
   closeButton.addEventListener('click', closeDialog)
 
   await readClock()

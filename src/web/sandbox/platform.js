@@ -35,8 +35,9 @@ export function createPlatform(mode) {
       },
       authenticate: (appId, _user, scopes) => account(`/account/apps/${enc(appId)}/authenticate`, { method: 'POST', body: { scopes } }),
       clockOffsetMs: async () => 0,
-      /** The user confirms: the platform pays from their wallet. */
-      pay: (paymentId) => account(`/account/payments/${enc(paymentId)}/pay`, { method: 'POST' }),
+      /** The user confirms: the platform pays from their wallet; above the step-up amount with their password. */
+      pay: (paymentId, _token, password) =>
+        account(`/account/payments/${enc(paymentId)}/pay`, { method: 'POST', body: password === undefined ? undefined : { password } }),
       /** The user's payments, for naming the wallet's transactions by app and memo. */
       payments: async () => (await account('/account/payments?limit=50')).payments,
       /** Where the wallet's ledger links go: the ledger API (production has no console). */

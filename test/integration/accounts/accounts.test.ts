@@ -563,7 +563,11 @@ describe('the platform page (production)', () => {
     }
     assert.equal(page.headers['x-frame-options'], 'DENY')
     assert.doesNotMatch(page.body, /<script>|\son[a-z]+="/, 'no inline script or handler')
-    assert.deepEqual((await get('/ui/platform.json')).json(), { mode: 'production', approval_window_seconds: 60 })
+    assert.deepEqual((await get('/ui/platform.json')).json(), {
+      mode: 'production',
+      approval_window_seconds: 60,
+      payment_step_up_amount: '100',
+    })
     for (const file of ['main.js', 'platform.js', 'account-panel.js', 'sandbox.css', 'vendor/webauthn.js']) {
       const response = await get(`/ui/${file}`)
       assert.equal(response.statusCode, 200, file)
