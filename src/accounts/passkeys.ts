@@ -31,6 +31,7 @@ const webauthn = () => {
   return library
 }
 
+const tooManyPasskeys = () => new ApiError('too_many_passkeys', `An account has at most ${MAX_PASSKEYS} passkeys; remove one first.`)
 const unverified = () => new ApiError('invalid_credentials', 'The passkey could not be verified.')
 type Purpose = 'register' | 'signin' | 'reauthenticate'
 /** A stored passkey, as an assertion is checked against it. */
@@ -113,8 +114,7 @@ export function passkeysServiceFactory(deps: { db: Kysely<DB>; accounts: Account
         .select(['id', 'transports'])
         .where('user_id', '=', principal.userId)
         .execute()
-      if (existing.length >= MAX_PASSKEYS)
-        throw new ApiError('invalid_arguments', `An account has at most ${MAX_PASSKEYS} passkeys; remove one first.`)
+      if (existing.length >= MAX_PASSKEYS) throw tooManyPasskeys()
       const options = await (await webauthn()).generateRegistrationOptions({
         rpName: 'Plinth',
         rpID: rp.rpID,
@@ -150,6 +150,14 @@ export function passkeysServiceFactory(deps: { db: Kysely<DB>; accounts: Account
       if (!verified.verified) throw new ApiError('invalid_arguments', 'The passkey was not registered: the response did not verify.')
       const { credential } = verified.registrationInfo
       return inTransaction(db, async (trx) => {
+        // Counted under the account's row lock, where the passkey is written: ceremonies finished at once cannot pass the cap together.
+        await trx.selectFrom('users').select('id').where('id', '=', principal.userId).forNoKeyUpdate().execute()
+        const { count } = await trx
+          .selectFrom('account_passkeys')
+          .select((eb) => eb.fn.countAll<string>().as('count'))
+          .where('user_id', '=', principal.userId)
+          .executeTakeFirstOrThrow()
+        if (Number(count) >= MAX_PASSKEYS) throw tooManyPasskeys()
         const inserted = await trx
           .insertInto('account_passkeys')
           .values({

@@ -5,8 +5,11 @@
  */
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
+import { readdir } from 'node:fs/promises'
+import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { type Kysely, sql } from 'kysely'
+import { fileURLToPath } from 'node:url'
+import { type Kysely, type Migration, Migrator, sql } from 'kysely'
 import { migrateToLatest } from '../../../src/db/migrate.js'
 import type { DB } from '../../../src/db/schema.js'
 import { accountBrowser, adminOf, GOOD_PASSWORD, signedUp } from '../../helpers/accounts.js'
@@ -178,6 +181,26 @@ describe(`the audit chain's head, kept outside the database (${TEST_DB})`, () =>
   })
 })
 
+/** Runs the `down` of `name` and of every migration after it (the database as a release before `name` left it). */
+async function migrateDownToBefore(db: Kysely<unknown>, schema: string | undefined, name: string): Promise<void> {
+  // The migrations as this test runs: compiled (.js, beside their .ts in the test mirror) or as TypeScript (tsx).
+  const folder = new URL('../../../src/db/migrations/', import.meta.url)
+  const extension = path.extname(fileURLToPath(import.meta.url))
+  const files = (await readdir(folder)).filter((file) => file.endsWith(extension) && !file.endsWith(`.d${extension}`))
+  const migrations: Record<string, Migration> = {}
+  for (const file of files) migrations[path.basename(file, extension)] = (await import(new URL(file, folder).href)) as Migration
+  const names = Object.keys(migrations).sort()
+  const before = names[names.indexOf(name) - 1]
+  assert.ok(before !== undefined && names.includes(name))
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+    ...(schema === undefined ? {} : { migrationTableSchema: schema }),
+  })
+  const { error } = await migrator.migrateTo(before)
+  if (error !== undefined) throw error
+}
+
 describe(`re-keying a chain written before migration 0021 (${TEST_DB})`, () => {
   const platform = usePlatform({ mode: 'production' })
   const admin = () => adminOf(platform)
@@ -252,10 +275,8 @@ describe(`re-keying a chain written before migration 0021 (${TEST_DB})`, () => {
   it('a database as the old code left it (before migration 0021): the migration marks its records, the next start keys them', async () => {
     await sql`delete from audit_log`.execute(platform.db)
     const old = await asBeforeTheMigration()
-    // Undo migration 0021 as the migrator would see it: no column, no index, not recorded as applied.
-    await sql`drop index audit_log_unkeyed`.execute(platform.db)
-    await sql`alter table audit_log drop column mac_version`.execute(platform.db)
-    await sql`delete from kysely_migration where name = '0021-audit-chain-keyed'`.execute(platform.db)
+    // Undo migration 0021, and every later one, as the migrator does: their `down`, newest first.
+    await migrateDownToBefore(platform.db as Kysely<unknown>, platform.schema, '0021-audit-chain-keyed')
     await migrateToLatest(platform.db as Kysely<unknown>, platform.schema)
     const marked = await sql<{ n: string }>`select count(*)::text as n from audit_log where mac_version = 0`.execute(platform.db)
     assert.equal(marked.rows[0]?.n, String(old.length), 'every old record marked unkeyed, none changed')
