@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely'
 import type { DB } from '../db/schema.js'
+import type { EndedSession } from './session-end.js'
 
 export interface SessionRecord {
   id: string
@@ -57,16 +58,33 @@ export function accountsRepo(db: Kysely<DB>) {
     },
 
     /**
-     * The live session of this token hash, its use recorded (`last_seen_at`): one statement, so a
-     * session revoked, expired or idle past `idleSeconds` is never answered, on any process.
+     * The live session of this token hash, its use recorded (`last_seen_at`) when `touch`: one
+     * statement, so a session revoked, expired or idle past `idleSeconds` is never answered, on any
+     * process. A background request (`touch` false) reads it under the same conditions and records
+     * nothing, so it never keeps a session alive (docs/accounts.md, "Sessions").
      */
-    async touchSession(tokenHash: string, idleSeconds: number): Promise<SessionRecord | undefined> {
-      const { rows } = await sql<SessionRecord>`
+    async touchSession(tokenHash: string, idleSeconds: number, touch = true): Promise<SessionRecord | undefined> {
+      const { rows } = touch
+        ? await sql<SessionRecord>`
         update account_sessions s set last_seen_at = now()
         from users u
         where s.token_hash = ${tokenHash} and u.id = s.user_id and u.suspended_at is null and s.revoked_at is null and s.expires_at > now()
           and s.last_seen_at > now() - make_interval(secs => ${idleSeconds})
         returning s.id, s.user_id, u.username, u.roles, s.created_at, s.expires_at`.execute(db)
+        : await sql<SessionRecord>`
+        select s.id, s.user_id, u.username, u.roles, s.created_at, s.expires_at
+        from account_sessions s join users u on u.id = s.user_id
+        where s.token_hash = ${tokenHash} and u.suspended_at is null and s.revoked_at is null and s.expires_at > now()
+          and s.last_seen_at > now() - make_interval(secs => ${idleSeconds})`.execute(db)
+      return rows[0]
+    },
+
+    /** What ended the session of this token hash (session-end.ts), read when it was refused; undefined for a token of no session. */
+    async endedSession(tokenHash: string): Promise<EndedSession | undefined> {
+      const { rows } = await sql<EndedSession>`
+        select now() as now, s.last_seen_at, s.expires_at, s.revoked_at, u.suspended_at
+        from account_sessions s join users u on u.id = s.user_id
+        where s.token_hash = ${tokenHash}`.execute(db)
       return rows[0]
     },
 

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import { type AuditEntry, auditLog } from '../audit/audit-log.js'
 import type { AccountLimits, ThrottleLimit } from '../config.js'
 import { ApiError } from '../core/errors.js'
-import type { SessionPrincipal } from '../core/principals.js'
+import type { SessionEnd, SessionPrincipal } from '../core/principals.js'
 import type { DB } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import type { IdentityService } from '../identity/identity-service.js'
@@ -10,6 +10,7 @@ import { formatAmount, parseStoredAmount } from '../ledger/amounts.js'
 import { hmacSha256Hex, newId, newSecret, sha256Hex, subkey } from '../lib/crypto.js'
 import { accountsRepo } from './accounts-repo.js'
 import { checkNewPassword, hashPassword, verifyPassword } from './passwords.js'
+import { sessionEnd } from './session-end.js'
 import { signinThrottle } from './throttle.js'
 
 /** A session just begun: the token goes to the browser (once, in the cookie); only its hash is kept. */
@@ -181,11 +182,17 @@ export function accountsServiceFactory(deps: {
       return { ...(await beginSession(link.user_id, replacing)), userId: link.user_id, username: link.username }
     },
 
-    /** The session of a cookie's token, if it is live; every call records its use. */
-    async verifySession(token: string): Promise<SessionPrincipal | undefined> {
-      const row = await repo.touchSession(sha256Hex(token), limits.sessionIdleSeconds)
-      if (row === undefined) return undefined
-      return { kind: 'session', sessionId: row.id, userId: row.user_id, username: row.username, roles: row.roles }
+    /**
+     * The session of a cookie's token, if it is live: a user's own request records its use (the
+     * idle timeout starts again), a background one (`background`: the page's polls) does not.
+     * A token of a session that is over answers why (session-end.ts); an unknown one, undefined.
+     */
+    async verifySession(token: string, background = false): Promise<SessionPrincipal | SessionEnd | undefined> {
+      const tokenHash = sha256Hex(token)
+      const row = await repo.touchSession(tokenHash, limits.sessionIdleSeconds, !background)
+      if (row !== undefined) return { kind: 'session', sessionId: row.id, userId: row.user_id, username: row.username, roles: row.roles }
+      const ended = await repo.endedSession(tokenHash)
+      return ended === undefined ? undefined : sessionEnd(ended, limits.sessionIdleSeconds)
     },
 
     async signout(token: string): Promise<void> {

@@ -231,7 +231,11 @@ export const PIPELINE: readonly Stage[] = [
       { status: 401, code: 'invalid_access_token', when: 'an unknown or revoked access token' },
       { status: 401, code: 'token_expired', when: 'an expired access token' },
       { status: 401, code: 'invalid_admin_token', when: 'the sandbox API without the configured admin token' },
-      { status: 401, code: 'session_required', when: 'an account route without a live session cookie (production)' },
+      {
+        status: 401,
+        code: 'session_required',
+        when: 'an account route without a live session cookie (production); for a session that is over, with `reason` (idle, expired, signed_out, suspended). X-Plinth-Background: 1 marks a request that records no use',
+      },
       {
         status: 401,
         code: 'missing_scope',

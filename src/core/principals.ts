@@ -28,6 +28,13 @@ export interface SessionPrincipal {
   roles: string[]
 }
 
+/**
+ * Why a session cookie's session is over, said to the browser that holds its token (docs/accounts.md,
+ * "Sessions"): unused past the idle timeout, past its absolute lifetime, ended (a sign-out here or
+ * elsewhere, sign out everywhere, a password change or reset), or its user suspended.
+ */
+export type SessionEnd = 'idle' | 'expired' | 'signed_out' | 'suspended'
+
 /** A credential that is genuine but refused: its app or its user is suspended by an operator (production). */
 export type Suspended = 'app_suspended' | 'user_suspended'
 export type KeyCheck = KeyPrincipal | 'app_suspended' | undefined

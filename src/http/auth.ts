@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify'
 import { ApiError } from '../core/errors.js'
-import type { Authenticator, KeyPrincipal, SessionPrincipal, Suspended, TokenPrincipal } from '../core/principals.js'
+import type { Authenticator, KeyPrincipal, SessionEnd, SessionPrincipal, Suspended, TokenPrincipal } from '../core/principals.js'
 import { SCOPES, type Scope } from '../core/scopes.js'
 import { constantTimeEqual } from '../lib/crypto.js'
 import { scopeDescription, tokenSecurity } from './openapi.js'
@@ -59,6 +59,24 @@ function parseAuthorization(header: string | undefined): { scheme: 'key' | 'bear
   return { scheme, credential }
 }
 
+/**
+ * `X-Plinth-Background: 1` marks a request no person made (the platform page's polls and
+ * refreshes): it is answered as any other, but does not count as activity, so it never keeps a
+ * session from its idle timeout (docs/accounts.md, "Sessions"). Sending it can only shorten one's
+ * own session; leaving it out keeps a session alive no longer than the user's own acts would,
+ * and another site's page cannot add a header to a request (nor send the cookie: SameSite=Lax).
+ */
+const BACKGROUND_HEADER = 'x-plinth-background'
+const isBackground = (request: FastifyRequest) => request.headers[BACKGROUND_HEADER] === '1'
+
+/** What a session cookie's browser is told when its session is over (`reason` in the 401's body). */
+const SESSION_ENDED: Record<SessionEnd, string> = {
+  idle: 'Your session ended after a time without activity: sign in again.',
+  expired: 'Your session reached its time limit: sign in again.',
+  signed_out: 'This session was signed out (here, from another browser, or by a password change): sign in again.',
+  suspended: "The platform's operator has suspended this account: it cannot sign in until they restore it.",
+}
+
 const suspended = (code: Suspended) =>
   code === 'app_suspended'
     ? new ApiError('app_suspended', "The platform's operator has suspended this app: its keys and its users' tokens are refused.")
@@ -106,7 +124,7 @@ export function registerAuth(
     authenticator: Authenticator
     adminToken: string | undefined
     /** The session of a session cookie's token (production mode); session routes refuse every request without it. */
-    verifySession?: ((token: string) => Promise<SessionPrincipal | undefined>) | undefined
+    verifySession?: ((token: string, background: boolean) => Promise<SessionPrincipal | SessionEnd | undefined>) | undefined
   },
 ): void {
   const { authenticator, adminToken, verifySession } = options
@@ -133,8 +151,9 @@ export function registerAuth(
       if (kind === 'session') {
         reply.header('cache-control', 'no-store')
         const token = sessionToken(request)
-        const session = token === undefined || verifySession === undefined ? undefined : await verifySession(token)
+        const session = token === undefined || verifySession === undefined ? undefined : await verifySession(token, isBackground(request))
         if (session === undefined) throw new ApiError('session_required', 'Sign in first: this needs a signed-in session.')
+        if (typeof session === 'string') throw new ApiError('session_required', SESSION_ENDED[session], { reason: session })
         request.principal = session
         if (role !== undefined && !session.roles.includes(role)) throw new ApiError('forbidden', `This needs the ${role} role.`)
         return

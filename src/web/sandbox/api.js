@@ -23,10 +23,21 @@ export function setAdminToken(token) {
   else sessionStorage.removeItem(ADMIN_TOKEN_KEY)
 }
 
-/** One call; answers the parsed JSON or throws ApiError with the platform's code and message. */
-export async function call(path, { method = 'GET', body, token, admin = false, session = false } = {}) {
+/** Told when a session call is refused because the session is over (`ApiError`, its `body.reason` saying why). */
+let sessionEnded = () => {}
+export function onSessionEnded(listener) {
+  sessionEnded = listener
+}
+
+/**
+ * One call; answers the parsed JSON or throws ApiError with the platform's code and message.
+ * `background`: no person asked for it (a poll, a refresh): the server does not count it as the
+ * session's activity, so an open page never keeps an idle session alive (docs/accounts.md, "Sessions").
+ */
+export async function call(path, { method = 'GET', body, token, admin = false, session = false, background = false } = {}) {
   // The page names itself: a body-less POST without it is refused (docs/security.md, "Requests from other sites").
   const headers = { accept: 'application/json', 'x-plinth-client': 'platform-page' }
+  if (background) headers['x-plinth-background'] = '1'
   // The account API takes JSON only, a body-less call included.
   if (session && method !== 'GET' && body === undefined) body = {}
   if (body !== undefined) headers['content-type'] = 'application/json'
@@ -53,7 +64,11 @@ export async function call(path, { method = 'GET', body, token, admin = false, s
   } catch {
     data = undefined
   }
-  if (!response.ok) throw new ApiError(response.status, data)
+  if (!response.ok) {
+    const error = new ApiError(response.status, data)
+    if (session && error.code === 'session_required') sessionEnded(error)
+    throw error
+  }
   return data
 }
 

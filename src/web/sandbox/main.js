@@ -13,7 +13,7 @@
  * portal or the operator's console, and `#/reset/<token>` is a password reset link an operator issued.
  */
 import { createAccountPanel } from './account-panel.js'
-import { account, adminToken, call, sandbox, setAdminToken } from './api.js'
+import { account, adminToken, call, onSessionEnded, sandbox, setAdminToken } from './api.js'
 import { createBridge } from './bridge.js'
 import { byId, h, refocus, show, showError, toast } from './dom.js'
 import { createFlows } from './flows.js'
@@ -180,23 +180,40 @@ async function enter(user) {
   await showPicker()
 }
 
-/** Nobody is signed in any more: back to the sign-in view of the mode. */
-function leave() {
+/**
+ * Nobody is signed in any more: back to the sign-in view of the mode, with `message` (why the
+ * session ended) when the platform ended it. Nothing of the person stays in the page.
+ */
+function leave(message) {
   closeApp({ quiet: true })
   drawer.close()
   state.user = undefined
   state.tokens.clear()
-  // Stops following the wallet's ledger stream.
+  // Stops following the wallet's ledger stream, and forgets the balance and the unread count.
   wallet.refresh()
+  centre.reset()
+  byId('app-list').replaceChildren()
+  byId('user-chip').textContent = ''
   for (const id of ['user-chip', 'wallet-button', 'bell']) show(byId(id), false)
   // Nothing of the portal or the console stays in the page (a key shown once included).
   showTabs([])
   portal.reset()
   operatorConsole.reset()
   setUrl({ user: undefined, view: undefined, portal_app: undefined })
-  if (production()) showAccountSignIn()
+  if (production()) showAccountSignIn(message)
   else showSignIn()
 }
+
+/** A panel saw the session over: leave once (the first to see it says why; the others find nobody signed in). */
+const signedOut = () => {
+  if (state.user !== undefined) leave()
+}
+
+// Production: any account call refused for an ended session (a poll within one interval) signs the
+// page out and says why: idle, expired, signed out elsewhere, suspended (the 401's message).
+onSessionEnded((error) => {
+  if (production() && state.user !== undefined) leave(error.message)
+})
 
 byId('user-chip').addEventListener('click', () => {
   if (production()) accountPanel.toggle()
@@ -494,10 +511,10 @@ function watchConnection() {
  * it carries in_app_notifications, which the centre's routes need, and is asked for only for
  * apps the user already granted it (the centre lists no other), so it widens no consent.
  */
-function tokenFor(appId) {
+function tokenFor(appId, { background = false } = {}) {
   const cached = state.tokens.get(appId)
   if (cached !== undefined) return cached
-  const minted = api.authenticate(appId, state.user, ['in_app_notifications'], 3600).then((auth) => auth.accessToken)
+  const minted = api.authenticate(appId, state.user, ['in_app_notifications'], 3600, { background }).then((auth) => auth.accessToken)
   state.tokens.set(appId, minted)
   minted.catch(() => state.tokens.delete(appId))
   setTimeout(() => state.tokens.delete(appId), 3000 * 1000)
@@ -508,12 +525,12 @@ const drawer = createDrawer()
 const wallet = createWallet({
   user: () => state.user,
   drawer,
-  payments: (user) => api.payments(user),
+  payments: (user, options) => api.payments(user, options),
   ledgerUrl: (kind, id) => api.ledgerUrl(kind, id),
 })
 const centre = createNotificationCentre({
   user: () => state.user,
-  userApps: (user) => api.userApps(user),
+  userApps: (user, options) => api.userApps(user, options),
   drawer,
   tokenFor,
   openApp: (appId, subroute) => {
@@ -524,16 +541,16 @@ const centre = createNotificationCentre({
   },
 })
 
-const accountPanel = createAccountPanel({ drawer, signedOut: leave, refresh: () => centre.refresh() })
+const accountPanel = createAccountPanel({ drawer, signedOut, refresh: () => centre.refresh() })
 // The app directory is read again each time it is shown: what the portal or the console changed shows there.
 const portal = createPortal({
   user: () => state.user,
-  signedOut: leave,
+  signedOut,
   selected: (appId) => {
     if (!byId('portal-view').hidden) setUrl({ portal_app: appId })
   },
 })
-const operatorConsole = createOperatorConsole({ user: () => state.user, signedOut: leave })
+const operatorConsole = createOperatorConsole({ user: () => state.user, signedOut })
 
 const flows = createFlows({
   platform: () => api,
@@ -580,11 +597,13 @@ const bridge = createBridge({
   },
 })
 
+// The page's polls are background requests: they never keep an idle session alive. In production
+// the centre's read of /account is also how an ended session is noticed within one interval.
 setInterval(() => {
   if (state.user === undefined || document.visibilityState !== 'visible') return
-  centre.refresh()
+  centre.refresh({ background: true })
   // A fallback: the wallet follows the ledger's stream of the user's transactions (panels.js).
-  wallet.refresh()
+  wallet.refresh({ background: true })
 }, tuning.refreshMs)
 
 async function start() {

@@ -78,22 +78,27 @@ export function createWallet(ctx) {
     streamed = address
     if (address === undefined || typeof EventSource !== 'function') return
     stream = new EventSource(`/ledger/accounts/${enc(address)}/transactions?cursor=now`)
+    // A transaction arrived: nobody asked, so the refresh is a background one.
     stream.addEventListener('message', () => {
       clearTimeout(soon)
-      soon = setTimeout(refresh, 50)
+      soon = setTimeout(() => refresh({ background: true }), 50)
     })
   }
 
-  async function refresh() {
+  /** `background`: a poll or the stream, not the person (the session's idle time goes on). */
+  async function refresh({ background = false } = {}) {
     const user = ctx.user()
     follow(user?.wallet_address)
-    if (user === undefined) return
+    if (user === undefined) {
+      button.textContent = 'Wallet'
+      return
+    }
     try {
       button.textContent = formatPi(await nativeBalance(user.wallet_address))
     } catch {
       button.textContent = 'Wallet'
     }
-    if (ctx.drawer.kind() === 'wallet') await render()
+    if (ctx.drawer.kind() === 'wallet') await render({ background })
   }
 
   /** What a transaction was for: the payment it paid (its app and memo), money issued, or its memo. */
@@ -127,7 +132,7 @@ export function createWallet(ctx) {
     )
   }
 
-  async function render() {
+  async function render({ background = false } = {}) {
     const user = ctx.user()
     if (user === undefined) return
     try {
@@ -135,8 +140,10 @@ export function createWallet(ctx) {
       const [balance, page, payments] = await Promise.all([
         nativeBalance(address),
         call(`/ledger/accounts/${enc(address)}/transactions?order=desc&limit=15`),
-        ctx.payments(user).catch(() => undefined),
+        ctx.payments(user, { background }).catch(() => undefined),
       ])
+      // Signed out meanwhile (the session ended): nothing of the wallet is drawn.
+      if (ctx.user() !== user) return
       const byTxid =
         payments === undefined
           ? undefined
@@ -172,25 +179,26 @@ export function createNotificationCentre(ctx) {
   let loaded = false
   let loading
 
-  const load = async () => {
+  const load = async (background) => {
     const user = ctx.user()
     if (user === undefined) return []
     // Only apps the user allowed to notify: tokenFor asks for in_app_notifications, which must not widen consent.
-    const notifying = (await ctx.userApps(user)).filter((app) => app.scopes.includes('in_app_notifications'))
+    const notifying = (await ctx.userApps(user, { background })).filter((app) => app.scopes.includes('in_app_notifications'))
     return Promise.all(
       notifying.slice(0, 20).map(async (app) => {
-        const token = await ctx.tokenFor(app.app_id)
+        const token = await ctx.tokenFor(app.app_id, { background })
         const list = await call('/v2/client/notifications?limit=20', { token })
         return { app, token, enabled: app.notifications_enabled, list }
       }),
     )
   }
 
-  async function refresh() {
+  /** `background`: a poll, not the person (the session's idle time goes on). */
+  async function refresh({ background = false } = {}) {
     if (loading !== undefined) return loading
     loading = (async () => {
       try {
-        sections = await load()
+        sections = await load(background)
         loaded = true
         const unseen = sections.reduce((sum, s) => sum + s.list.unseen_count, 0)
         badge.textContent = String(unseen)

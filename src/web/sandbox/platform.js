@@ -25,21 +25,22 @@ export function createPlatform(mode) {
           throw error
         }
       },
-      /** The apps the user signed in to: `{app_id, name, scopes, notifications_enabled}`. */
-      userApps: async () => (await account('/account')).consents,
+      /** The apps the user signed in to: `{app_id, name, scopes, notifications_enabled}`; `background` for a poll. */
+      userApps: async (_user, { background = false } = {}) => (await account('/account', { background })).consents,
       listApps: directory,
       async getApp(appId) {
         const found = (await directory()).find((app) => app.app_id === appId)
         if (found === undefined) throw new ApiError(404, { error: 'app_not_found', error_message: `No app ${appId} in the directory.` })
         return found
       },
-      authenticate: (appId, _user, scopes) => account(`/account/apps/${enc(appId)}/authenticate`, { method: 'POST', body: { scopes } }),
+      authenticate: (appId, _user, scopes, _expiresIn, { background = false } = {}) =>
+        account(`/account/apps/${enc(appId)}/authenticate`, { method: 'POST', body: { scopes }, background }),
       clockOffsetMs: async () => 0,
       /** The user confirms: the platform pays from their wallet; above the step-up amount with their password. */
       pay: (paymentId, _token, password) =>
         account(`/account/payments/${enc(paymentId)}/pay`, { method: 'POST', body: password === undefined ? undefined : { password } }),
       /** The user's payments, for naming the wallet's transactions by app and memo. */
-      payments: async () => (await account('/account/payments?limit=50')).payments,
+      payments: async (_user, { background = false } = {}) => (await account('/account/payments?limit=50', { background })).payments,
       /** Where the wallet's ledger links go: the ledger API (production has no console). */
       ledgerUrl: (kind, id) => `/ledger/${kind}/${enc(id)}`,
     }
