@@ -135,6 +135,29 @@ describe('the two-person rule', () => {
     assert.equal(await count(), stored)
   })
 
+  it('two operators approving one request at once run it once; a requester who is no longer an operator voids theirs', async () => {
+    const [alice, bob, carol] = [await operator(), await operator(), await operator()]
+    const user = await signedUp(app)
+    const ask = async () => {
+      const asked = await alice.call('POST', '/operator/issue', { target: user.username, amount: '55', reason: 'twice?' })
+      assert.equal(asked.status, 202, JSON.stringify(asked.body))
+      return String((asked.body.approval as { approval_id: string }).approval_id)
+    }
+    const id = await ask()
+    const answers = await Promise.all([
+      bob.call('POST', `/operator/approvals/${id}/approve`),
+      carol.call('POST', `/operator/approvals/${id}/approve`),
+    ])
+    assert.deepEqual(answers.map((a) => a.status).sort(), [200, 409], JSON.stringify(answers.map((a) => a.body)))
+    assert.equal(answers.find((a) => a.status === 409)?.body.error, 'approval_not_pending')
+    assert.equal((await bob.call('GET', `/operator/users/${user.username}`)).body.balance, '55.0000000', 'paid once')
+
+    const orphan = await ask()
+    assert.equal((await bob.call('POST', `/operator/users/${alice.username}/roles`, { role: 'operator', grant: false })).status, 200)
+    assertError(await carol.call('POST', `/operator/approvals/${orphan}/approve`), 409, 'approval_not_pending')
+    assert.equal((await bob.call('GET', `/operator/users/${user.username}`)).body.balance, '55.0000000')
+  })
+
   it('granting the operator role waits for another operator; granting developer does not', async () => {
     const [alice, bob] = [await operator(), await operator()]
     const user = await signedUp(app)
@@ -173,6 +196,14 @@ describe('the last operator', () => {
     for (const user of [a, b]) await admin().grant(user.username, 'operator')
     return [a, b] as const
   }
+
+  it('with the two-person rule off, one operator grants the operator role alone', async () => {
+    const [a] = await pair()
+    const user = await signedUp(app)
+    const granted = await a.call('POST', `/operator/users/${user.username}/roles`, { role: 'operator', grant: true })
+    assert.deepEqual(granted.body, { username: user.username, roles: ['operator'] })
+    await sql`update users set roles = '{}' where 'operator' = any(roles)`.execute(platform.db)
+  })
 
   it('two operators withdrawing each other’s role at once leave one; two suspending each other at once too (6 rounds)', async () => {
     const refusals: string[] = []
