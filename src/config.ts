@@ -84,8 +84,14 @@ export interface PortalSettings {
   developerSignup: DeveloperSignup
   /** PLINTH_ALLOW_PRIVATE_APP_URLS=1: the domain check may fetch private, loopback and link-local addresses (intranets, tests). */
   allowPrivateAppUrls: boolean
-  /** Pi one operator may issue in any 24 hours from the console (PLINTH_OPERATOR_DAILY_ISSUE_LIMIT), whole Pi. */
+  /** Pi all operators together may issue in any 24 hours from the console (PLINTH_OPERATOR_DAILY_ISSUE_LIMIT), whole Pi. */
   operatorDailyIssueLimit: number
+  /**
+   * The two-person rule (PLINTH_OPERATOR_APPROVAL_THRESHOLD): an issue of more Pi than this, and
+   * every grant of the operator role, waits for a second operator's approval; `off` for an
+   * installation with one operator (weaker: docs/operators.md).
+   */
+  operatorApprovalThreshold: number | 'off'
   /** How long an operator's password reset link works (PLINTH_PASSWORD_RESET_SECONDS). */
   resetLinkSeconds: number
 }
@@ -102,6 +108,10 @@ export function portalSettings(env: NodeJS.ProcessEnv = {}): PortalSettings {
     developerSignup: signup,
     allowPrivateAppUrls: allow === '1',
     operatorDailyIssueLimit: integer(env, 'PLINTH_OPERATOR_DAILY_ISSUE_LIMIT', 10_000, 0, 1_000_000_000),
+    operatorApprovalThreshold:
+      optional(env, 'PLINTH_OPERATOR_APPROVAL_THRESHOLD') === 'off'
+        ? 'off'
+        : integer(env, 'PLINTH_OPERATOR_APPROVAL_THRESHOLD', 1_000, 0, 1_000_000_000),
     resetLinkSeconds: integer(env, 'PLINTH_PASSWORD_RESET_SECONDS', 86_400, 60, 30 * 86_400),
   }
 }

@@ -8,6 +8,7 @@ import { Cursor, Id, PageLimit, SearchText, Timestamp } from '../core/schemas.js
 import { sessionPrincipal } from '../http/auth.js'
 import { errorResponses } from '../http/errors.js'
 import { SESSION_SECURITY } from '../http/openapi.js'
+import { ApprovalView, Issued, issuedView } from './approval-routes.js'
 import type { OperatorService } from './operator-service.js'
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
@@ -157,17 +158,32 @@ export function operatorRoutes(app: FastifyInstance, deps: { operator: OperatorS
         ...common,
         operationId: 'operatorSetRole',
         summary: 'Grant or withdraw the developer or operator role',
-        description: 'An operator does not withdraw their own operator role (403): another operator does.',
+        description:
+          'An operator does not withdraw their own operator role (403): another operator does. The last active operator keeps it ' +
+          '(409 last_operator). Granting the operator role waits for a second operator (202 with the request, ' +
+          'GET /operator/approvals) unless PLINTH_OPERATOR_APPROVAL_THRESHOLD is off or the user is an operator already.',
         params: UserParams,
-        body: Type.Object({ role: Role, grant: Type.Boolean() }, { additionalProperties: false }),
+        body: Type.Object(
+          {
+            role: Role,
+            grant: Type.Boolean(),
+            reason: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'Why: kept in the audit log and the request' })),
+          },
+          { additionalProperties: false },
+        ),
         response: {
           200: Type.Object({ username: Type.String(), roles: Type.Array(Type.String()) }),
-          ...errorResponses(401, 403, 404, 415),
+          202: Type.Object({ approval: ApprovalView }),
+          ...errorResponses(401, 403, 404, 409, 415),
         },
       },
     },
-    async (request) =>
-      operator.setRole(sessionPrincipal(request), request.params.username, request.body.role, request.body.grant, request.id),
+    async (request, reply) => {
+      const { role, grant, reason } = request.body
+      const done = await operator.setRole(sessionPrincipal(request), request.params.username, role, grant, reason, request.id)
+      if (done.approval !== undefined) return reply.code(202).send({ approval: done.approval })
+      return done.changed
+    },
   )
 
   r.post(
@@ -278,7 +294,10 @@ export function operatorRoutes(app: FastifyInstance, deps: { operator: OperatorS
         operationId: 'operatorIssue',
         summary: "Issue new money into a user's or an app's wallet: a ledger transaction from the issuing account",
         description:
-          'A reason always; at most PLINTH_OPERATOR_DAILY_ISSUE_LIMIT Pi (10,000 by default) per operator in any 24 hours (409 issue_limit_reached).',
+          'One atomic act: the limit checked, the supply minted and the recipient paid in one database transaction, or nothing. ' +
+          'A reason always; at most PLINTH_OPERATOR_DAILY_ISSUE_LIMIT Pi (10,000 by default) from the console in any 24 hours, ' +
+          'all operators together (409 issue_limit_reached: nothing moved). Above PLINTH_OPERATOR_APPROVAL_THRESHOLD (1,000 by ' +
+          'default) the issue waits for a second operator: 202 with the request (GET /operator/approvals).',
         body: Type.Object(
           {
             target: Type.String({ minLength: 1, maxLength: 64, description: 'A username, or an app id (app_…)' }),
@@ -288,30 +307,16 @@ export function operatorRoutes(app: FastifyInstance, deps: { operator: OperatorS
           { additionalProperties: false },
         ),
         response: {
-          200: Type.Object({
-            target: Type.String(),
-            address: Type.String(),
-            amount: Type.String(),
-            transaction: Type.String(),
-            ledger: Type.Integer(),
-            balance: Type.String(),
-            audit_id: Type.String(),
-          }),
+          200: Issued,
+          202: Type.Object({ approval: ApprovalView }),
           ...errorResponses(401, 403, 404, 409, 415),
         },
       },
     },
-    async (request) => {
-      const issued = await operator.issue(sessionPrincipal(request), request.body, request.id)
-      return {
-        target: issued.target,
-        address: issued.address,
-        amount: issued.amount,
-        transaction: issued.transaction,
-        ledger: Number(issued.ledger),
-        balance: issued.balance,
-        audit_id: issued.audit_id,
-      }
+    async (request, reply) => {
+      const done = await operator.issue(sessionPrincipal(request), request.body, request.id)
+      if (done.approval !== undefined) return reply.code(202).send({ approval: done.approval })
+      return issuedView(done.issued)
     },
   )
 
@@ -322,14 +327,21 @@ export function operatorRoutes(app: FastifyInstance, deps: { operator: OperatorS
       schema: {
         ...common,
         operationId: 'operatorLedgerCheck',
-        summary: "The ledger's books: every Pi issued is in a balance or was burnt as a fee; no balance negative",
+        summary: 'The supply three ways: issued (funded), balances + fees, and the audit log’s issue records; no balance negative',
+        description:
+          '`differs` names the figure that disagrees with the other two (`issued`, `balances_and_fees`, `audit`; all three when ' +
+          'none agree); `balanced` is true when they agree, no balance is negative and every balance is its history.',
         response: {
           200: Type.Object({
-            total_issued: Type.String(),
+            total_issued: Type.String({ description: 'Pi the ledger funded: the supply' }),
             total_balances: Type.String(),
-            total_fees: Type.String(),
+            total_fees: Type.String({ description: 'Pi burnt by fees' }),
+            total_audited: Type.String({ description: 'Pi the audit log’s issue records minted (their amounts and fees)' }),
             negative_balances: Type.Integer(),
             mismatched_accounts: Type.Integer(),
+            differs: Type.Array(Type.Union([Type.Literal('issued'), Type.Literal('balances_and_fees'), Type.Literal('audit')]), {
+              maxItems: 3,
+            }),
             balanced: Type.Boolean(),
           }),
           ...errorResponses(401, 403),

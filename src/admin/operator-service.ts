@@ -9,8 +9,12 @@ import { inTransaction } from '../db/transaction.js'
 import { credentialEventsRepo, type RevokedCredential } from '../identity/credential-events.js'
 import { formatAmount, parseStoredAmount } from '../ledger/amounts.js'
 import { randomToken, sha256Hex } from '../lib/crypto.js'
-import { isBlankText } from '../lib/text.js'
 import { adminServiceFactory, ROLES, type Role } from './admin-service.js'
+import { type ApprovalThreshold, issueNeedsApproval, roleNeedsApproval } from './approval-rules.js'
+import { type ApprovalFilter, approvalsServiceFactory } from './approvals-service.js'
+import { checkDailyLimit, issueStroops, issueTarget } from './issuing.js'
+import { changeRole, lockOperators, refuseLastOperator } from './operator-roles.js'
+import { visibleReason } from './reasons.js'
 
 /** Microseconds since 1970 of a row's created_at, exactly. */
 const createdUs = (column: string) => sql<string>`(extract(epoch from ${sql.ref(column)}) * 1000000)::bigint::text`
@@ -35,8 +39,10 @@ export function operatorServiceFactory(deps: {
   clock: Clock
   secretKey: Buffer
   publicUrl: string
-  /** Pi one operator may issue in any 24 hours. */
+  /** Pi all operators together may issue in any 24 hours. */
   dailyIssueLimit: number
+  /** Above it an issue, and any grant of the operator role, waits for a second operator (approval-rules.ts). */
+  approvalThreshold: ApprovalThreshold
   resetLinkSeconds: number
   afterRevocation?: (revoked: RevokedCredential) => void
 }) {
@@ -46,6 +52,7 @@ export function operatorServiceFactory(deps: {
   const admin = (principal: SessionPrincipal) => adminServiceFactory({ db, clock, secretKey, publicUrl, actor: actorOf(principal) })
   /** For what only reads (the ledger's check, the audit chain's): no act, so no actor is recorded. */
   const reader = adminServiceFactory({ db, clock, secretKey, publicUrl, actor: 'console' })
+  const approvals = approvalsServiceFactory({ db, clock, secretKey, dailyIssueLimit: deps.dailyIssueLimit })
 
   const findUser = async (username: string) => {
     const user = await db
@@ -70,14 +77,14 @@ export function operatorServiceFactory(deps: {
     reason: string,
     requestId: string,
   ) {
-    if (isBlankText(reason)) {
-      throw new ApiError(
-        'invalid_arguments',
-        'reason must hold at least one visible character: spaces and invisible characters are no reason.',
-      )
-    }
+    visibleReason(reason)
     const event: RevokedCredential = { kind: target.table === 'users' ? 'user' : 'app', subject: target.id }
     const changed = await inTransaction(db, async (trx) => {
+      if (target.table === 'users' && suspend) {
+        // Under the operators lock: the last active operator is never suspended, even by two suspensions racing.
+        await lockOperators(trx)
+        await refuseLastOperator(trx, target.id, 'suspend')
+      }
       const updated = await trx
         .updateTable(target.table)
         .set({ suspended_at: suspend ? sql<Date>`now()` : null })
@@ -167,25 +174,43 @@ export function operatorServiceFactory(deps: {
       return suspension(principal, { table: 'users', id: user.id, name: user.username }, false, reason, requestId)
     },
 
-    /** Grants or withdraws a role (audited, even when nothing changes). An operator keeps their own operator role. */
-    async setRole(principal: SessionPrincipal, username: string, role: Role, grant: boolean, requestId: string) {
+    /**
+     * Grants or withdraws a role (audited, even when nothing changes). An operator keeps their own
+     * operator role; the last active operator keeps theirs (409 last_operator). Granting the
+     * operator role waits for a second operator (a request, answered as `approval`) unless the
+     * two-person rule is off or the user holds the role already.
+     */
+    async setRole(
+      principal: SessionPrincipal,
+      username: string,
+      role: Role,
+      grant: boolean,
+      reason: string | undefined,
+      requestId: string,
+    ) {
       if (!(ROLES as readonly string[]).includes(role)) throw new ApiError('invalid_arguments', `role must be one of ${ROLES.join(', ')}.`)
       const user = await findUser(username)
       if (!grant && role === 'operator' && user.id === principal.userId) {
         throw new ApiError('forbidden', 'An operator does not withdraw their own operator role: another operator does.')
       }
-      return inTransaction(db, async (trx) => {
-        const had = user.roles.includes(role)
-        const roles = grant ? [...new Set([...user.roles, role])].sort() : user.roles.filter((r) => r !== role)
-        await trx.updateTable('users').set({ roles }).where('id', '=', user.id).execute()
-        await audit.append(trx, {
+      if (roleNeedsApproval(role, grant, deps.approvalThreshold) && !user.roles.includes(role)) {
+        const approval = await approvals.request(
+          principal,
+          { kind: 'grant-role', target: user.username, role, reason: reason ?? '' },
+          requestId,
+        )
+        return { approval }
+      }
+      const changed = await inTransaction(db, (trx) =>
+        changeRole(trx, audit, {
+          userId: user.id,
+          role,
+          grant,
           actor: actorOf(principal),
-          action: `${grant ? 'grant' : 'withdraw'}-${role}`,
-          target: user.username,
-          details: { user_id: user.id, had, request_id: requestId },
-        })
-        return { username: user.username, roles }
-      })
+          details: { request_id: requestId, ...(reason === undefined ? {} : { reason }) },
+        }),
+      )
+      return { changed }
     },
 
     /**
@@ -310,30 +335,40 @@ export function operatorServiceFactory(deps: {
     },
 
     /**
-     * Issues money (admin-service.ts's issue) under the console's policy: a reason always, and at
-     * most `dailyIssueLimit` Pi per operator in any 24 hours, counted from the audit log under its
-     * lock, so two issues racing on two processes cannot both pass the limit.
+     * Issues money (issuing.ts) under the console's policy: a reason always, at most
+     * `dailyIssueLimit` Pi from the console in any 24 hours for all operators together (checked in
+     * the issuing transaction under the audit log's lock), and above the approval threshold, a
+     * request for a second operator instead (the limit is checked now, and again when it runs).
      */
     async issue(principal: SessionPrincipal, input: { target: string; amount: string; reason: string }, requestId: string) {
-      const actor = actorOf(principal)
-      const limit = BigInt(deps.dailyIssueLimit) * 10_000_000n
-      return admin(principal).issue({
+      const stroops = issueStroops(input.amount)
+      const reason = visibleReason(input.reason)
+      if (issueNeedsApproval(stroops, deps.approvalThreshold)) {
+        const target = await issueTarget(db, input.target)
+        await checkDailyLimit(db, stroops, deps.dailyIssueLimit)
+        const approval = await approvals.request(
+          principal,
+          { kind: 'issue', target: input.target.startsWith('app_') ? input.target : target.name, amount: formatAmount(stroops), reason },
+          requestId,
+        )
+        return { approval }
+      }
+      const issued = await admin(principal).issue({
         ...input,
         requestId,
-        beforeRecord: async (trx, stroops) => {
-          const { rows } = await sql<{ issued: string | null }>`
-            select sum((details->>'amount')::numeric)::text as issued from audit_log
-            where actor = ${actor} and action = 'issue' and at > now() - interval '24 hours'`.execute(trx)
-          const issued = parseStoredAmount(rows[0]?.issued ?? '0')
-          if (issued + stroops > limit) {
-            throw new ApiError(
-              'issue_limit_reached',
-              `An operator issues at most ${deps.dailyIssueLimit} Pi in 24 hours (PLINTH_OPERATOR_DAILY_ISSUE_LIMIT); ${formatAmount(issued)} issued so far.`,
-            )
-          }
+        policy: async (trx, checked) => {
+          await checkDailyLimit(trx, checked, deps.dailyIssueLimit)
+          return undefined
         },
       })
+      return { issued }
     },
+
+    approvals: (status: ApprovalFilter | undefined, before: CursorPosition | undefined, limit: number) =>
+      approvals.list(status, before, limit),
+    approve: (principal: SessionPrincipal, id: string, requestId: string) => approvals.approve(principal, id, requestId),
+    reject: (principal: SessionPrincipal, id: string, reason: string, requestId: string) =>
+      approvals.reject(principal, id, reason, requestId),
 
     ledgerCheck: () => reader.ledgerCheck(),
 

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { accountRoutes } from '../accounts/account-routes.js'
 import { passkeyRoutes } from '../accounts/passkey-routes.js'
+import { approvalRoutes } from '../admin/approval-routes.js'
 import { operatorRoutes } from '../admin/operator-routes.js'
 import { adsRoutes, adsSandboxRoutes } from '../ads/ads-routes.js'
 import { consoleRoutes } from '../console/console-routes.js'
@@ -102,6 +103,7 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
       const { operator } = ctx.services
       if (operator === undefined) throw new Error('the operator routes need the operator service (production mode)')
       operatorRoutes(app, { operator })
+      approvalRoutes(app, { operator })
     },
   },
   {

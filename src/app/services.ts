@@ -193,6 +193,7 @@ export function buildServices(deps: AppDeps, log: FastifyBaseLogger): Services {
         secretKey,
         publicUrl: config.publicUrl,
         dailyIssueLimit: settings.operatorDailyIssueLimit,
+        approvalThreshold: settings.operatorApprovalThreshold,
         resetLinkSeconds: settings.resetLinkSeconds,
         afterRevocation: credentials.forget,
       })

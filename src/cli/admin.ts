@@ -30,7 +30,8 @@ Commands
   wallets issue <username | app id> <amount> --reason <text>
                                                  issue new money into a wallet (a ledger transaction
                                                  from the platform's issuing account)
-  ledger check                                   the books: every Pi issued is in a balance or was burnt as a fee
+  ledger check                                   the supply three ways: issued = balances + fees = the audit
+                                                 log's issue records; exit 1 and the one that differs if not
   audit [--limit N]                              the newest audit records, and whether the chain is whole
   audit verify [--head <id>:<mac>]               walk the whole chain: exit 0 when whole, 1 at the first
                                                  record edited, removed, inserted or not keyed; with
@@ -224,9 +225,14 @@ export async function runAdmin(argv: string[], out: (line: string) => void): Pro
       }
       case 'ledger': {
         const books = await admin.ledgerCheck()
+        const names = { issued: 'issued', balances_and_fees: 'balances + fees', audit: "the audit log's issues" }
         show(
           books,
-          `issued ${books.total_issued} = balances ${books.total_balances} + fees ${books.total_fees}: ${books.balanced ? 'balanced' : 'NOT BALANCED'}` +
+          `issued ${books.total_issued} = balances ${books.total_balances} + fees ${books.total_fees} = audited issues ${books.total_audited}: ` +
+            (books.balanced ? 'balanced' : 'NOT BALANCED') +
+            (books.differs.length === 0
+              ? ''
+              : ` (${books.differs.length === 3 ? 'no two agree' : `${names[books.differs[0] ?? 'issued']} differs`})`) +
             (books.negative_balances + books.mismatched_accounts === 0
               ? ''
               : ` (${books.negative_balances} negative balances, ${books.mismatched_accounts} accounts whose balance is not their history)`),

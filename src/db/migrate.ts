@@ -18,6 +18,7 @@ import * as accounts from './migrations/0016-accounts.js'
 import * as portal from './migrations/0017-portal.js'
 import * as requestLogDetails from './migrations/0018-request-log-details.js'
 import * as ledgerBatches from './migrations/0019-ledger-batches.js'
+import * as operatorApprovals from './migrations/0020-operator-approvals.js'
 import * as auditChainKeyed from './migrations/0021-audit-chain-keyed.js'
 import * as reauthentication from './migrations/0022-reauthentication.js'
 
@@ -42,6 +43,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0017-portal': portal,
   '0018-request-log-details': requestLogDetails,
   '0019-ledger-batches': ledgerBatches,
+  '0020-operator-approvals': operatorApprovals,
   '0021-audit-chain-keyed': auditChainKeyed,
   '0022-reauthentication': reauthentication,
 }

@@ -135,6 +135,27 @@ export interface PasswordResetsTable {
   used_at: Optional<Date>
 }
 
+/** An operator's act waiting for a second operator (migration 0020, docs/operators.md "Two operators"). */
+export interface OperatorApprovalsTable {
+  id: string
+  kind: 'issue' | 'grant-role'
+  /** The user id of the operator who asked. */
+  requested_by: string
+  /** A username, or an app id (an issue's recipient). */
+  target: string
+  /** An issue's amount, Pi (numeric: read as text). */
+  amount: string | null
+  /** A grant's role. */
+  role: string | null
+  reason: string
+  status: Defaulted<'pending' | 'approved' | 'rejected'>
+  created_at: Defaulted<Date>
+  expires_at: Date
+  decided_by: Optional<string>
+  decided_at: Optional<Date>
+  decision_reason: Optional<string>
+}
+
 export interface ApiKeysTable {
   id: string
   app_id: string
@@ -423,6 +444,7 @@ export interface DB {
   apps: AppsTable
   app_members: AppMembersTable
   password_resets: PasswordResetsTable
+  operator_approvals: OperatorApprovalsTable
   api_keys: ApiKeysTable
   app_users: AppUsersTable
   access_tokens: AccessTokensTable

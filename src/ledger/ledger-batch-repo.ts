@@ -60,6 +60,15 @@ export function ledgerBatchRepo(db: Kysely<DB>) {
       return new Map(rows.map(({ address, ...row }) => [address, row]))
     },
 
+    /** New money into a locked account: its balance set to `balance` (the locked one plus `amount`) and the funding recorded, in one statement. */
+    async fund(address: string, amount: string, balance: string, at: Date): Promise<void> {
+      await sql`
+        with funded as (update ledger_accounts set balance = ${balance}::numeric where address = ${address} returning address)
+        insert into ledger_fundings (address, amount, created_at) select address, ${amount}::numeric, ${at}::timestamptz from funded`.execute(
+        db,
+      )
+    },
+
     /**
      * Writes the batch in one statement: the accounts' balances (Pi, 7 places) and sequences as the
      * batch left them, the batch's transactions queued to close the ledger at COMMIT, and `extra`,

@@ -74,7 +74,17 @@ export type Submission = (
   condition?: (decision: HookDecision) => HookRefusal | undefined
   /** Async, after the batch's rows are written; its writes commit with the ledger. Such a transaction closes a ledger alone. */
   afterApply?: OnTransactionApplied
+  /**
+   * New money for the transaction (an issue, src/admin/admin-service.ts): with the accounts locked
+   * and before the transaction is applied, answers the stroops to fund each account with (a
+   * funding: supply). It commits with the transaction or not at all: when the transaction is then
+   * refused, the funding rolls back with it. Such a transaction closes a ledger alone.
+   */
+  mint?: Mint
 }
+
+/** Reads the locked balances (stroops) in the applying transaction; answers what to fund, by address. */
+export type Mint = (trx: Kysely<DB>, balances: ReadonlyMap<string, bigint>) => Promise<ReadonlyMap<string, bigint>>
 
 export interface Closed {
   row: TransactionRow
@@ -89,6 +99,8 @@ export interface CloserDeps {
   readBack: (hashes: string[]) => Promise<Map<string, TransactionRow>>
   hook?: BatchHook | undefined
   onTransactionApplied?: OnTransactionApplied | undefined
+  /** The platform's time: a mint's funding is recorded at it. */
+  now: () => Date
   /** After each COMMIT that closed a ledger: its number and how many transactions it holds. */
   onClosed?: (ledger: string, transactions: number) => void
 }
@@ -286,6 +298,18 @@ export function ledgerCloser(deps: CloserDeps) {
         for (const address of addresses) involved.add(address)
       }
       const locked = await repo.lockAccounts([...involved])
+      // Only a batch of one mints (take()): the funding is the transaction's own.
+      const mint = batch.length === 1 ? batch[0]?.submission.mint : undefined
+      if (mint !== undefined) {
+        const credits = await mint(trx, new Map([...statesOf(locked)].map(([address, state]) => [address, state.balance])))
+        for (const [address, stroops] of credits) {
+          const row = locked.get(address)
+          if (row === undefined || stroops <= 0n) throw new Error(`a mint of ${stroops} stroops for ${address}, not locked by the batch`)
+          const balance = formatAmount(parseStoredAmount(row.balance) + stroops)
+          await repo.fund(address, formatAmount(stroops), balance, deps.now())
+          locked.set(address, { ...row, balance })
+        }
+      }
       const startAccounts = statesOf(locked)
       const left = new Map<Waiting, unknown>()
       // What the hook needs to lock: every transaction's memo and source, as first signed.
@@ -309,7 +333,11 @@ export function ledgerCloser(deps: CloserDeps) {
       const round = deps.hook === undefined || previews.length === 0 ? undefined : await deps.hook.prepare(trx, previews)
       let plan = pass(batch, locked, round, left)
       while (plan === undefined) plan = pass(batch, locked, round, left)
-      if (plan.accepted.length === 0) return plan
+      if (plan.accepted.length === 0) {
+        // A refused transaction mints nothing: its refusal rolls the funding back.
+        if (mint !== undefined) throw [...plan.refused.values()][0]
+        return plan
+      }
 
       await repo.write(
         [...plan.accounts].map(([address, state]) => ({
@@ -369,12 +397,12 @@ export function ledgerCloser(deps: CloserDeps) {
     if (ledger !== undefined) deps.onClosed?.(ledger, plan.accepted.length)
   }
 
-  /** The next batch: up to maxBatch in arrival order; a submission with afterApply closes a ledger alone. */
+  /** The next batch: up to maxBatch in arrival order; a submission with afterApply or a mint closes a ledger alone. */
   function take(): Waiting[] {
-    const first = queue[0] as Waiting
-    if (first.submission.afterApply !== undefined) return queue.splice(0, 1)
+    const alone = (waiting: Waiting) => waiting.submission.afterApply !== undefined || waiting.submission.mint !== undefined
+    if (alone(queue[0] as Waiting)) return queue.splice(0, 1)
     let end = 1
-    while (end < queue.length && end < limits.maxBatch && (queue[end] as Waiting).submission.afterApply === undefined) end += 1
+    while (end < queue.length && end < limits.maxBatch && !alone(queue[end] as Waiting)) end += 1
     return queue.splice(0, end)
   }
 

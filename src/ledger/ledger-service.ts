@@ -6,7 +6,7 @@ import type { DB } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import { parseInt64Id } from '../lib/integers.js'
 import { AmountError, formatAmount, parseAmount, parseStoredAmount } from './amounts.js'
-import { type Checked, type Closed, type CloserLimits, ledgerCloser } from './ledger-closer.js'
+import { type Checked, type Closed, type CloserLimits, ledgerCloser, type Mint } from './ledger-closer.js'
 import { badParameter, LedgerError, malformed, refused } from './ledger-errors.js'
 import { ledgerHistory } from './ledger-history.js'
 import { ledgerRepo, type Page } from './ledger-repo.js'
@@ -86,6 +86,7 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
     db,
     limits,
     check,
+    now: () => clock.now(),
     readBack: (hashes) => repo.findTransactions(hashes),
     hook: deps.hook,
     onTransactionApplied: deps.onTransactionApplied,
@@ -174,6 +175,8 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
         accounts: readonly string[]
         condition?: (decision: HookDecision) => HookRefusal | undefined
         afterApply?: OnTransactionApplied
+        /** New money, in the applying transaction (ledger-closer.ts, `Submission.mint`). */
+        mint?: Mint
       },
     ): Promise<SubmittedTransaction> {
       const accounts = options.accounts.includes(source) ? options.accounts : [source, ...options.accounts]

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { ConfigError, loadConfig } from '../../src/config.js'
+import { ConfigError, loadConfig, portalSettings } from '../../src/config.js'
 
 const KEY = 'a'.repeat(64)
 
@@ -108,4 +108,16 @@ describe('loadConfig', () => {
       )
     })
   }
+})
+
+describe('portalSettings: the operator’s limits', () => {
+  it('PLINTH_OPERATOR_APPROVAL_THRESHOLD: 1,000 Pi unless given, whole Pi, or off', () => {
+    assert.equal(portalSettings({}).operatorApprovalThreshold, 1000)
+    assert.equal(portalSettings({}).operatorDailyIssueLimit, 10_000)
+    assert.equal(portalSettings({ PLINTH_OPERATOR_APPROVAL_THRESHOLD: '250' }).operatorApprovalThreshold, 250)
+    assert.equal(portalSettings({ PLINTH_OPERATOR_APPROVAL_THRESHOLD: 'off' }).operatorApprovalThreshold, 'off')
+    for (const bad of ['no', '1.5', '-1', 'OFF']) {
+      assert.throws(() => portalSettings({ PLINTH_OPERATOR_APPROVAL_THRESHOLD: bad }), ConfigError, bad)
+    }
+  })
 })

@@ -1,11 +1,12 @@
 /**
  * The operator's console (production, a person with the operator role; docs/operators.md): users
- * (roles, suspension, password reset links), apps (suspension), issuing money, the ledger's books
- * and the audit log. Every act asks what the platform needs (a reason for a suspension or an
+ * (roles, suspension, password reset links), apps (suspension), issuing money, the requests for a
+ * second operator and the ledger's books (operator-money.js), and the audit log. Every act asks what the platform needs (a reason for a suspension or an
  * issue) and lands in the audit log; the page keeps nothing.
  */
 import { account } from './api.js'
 import { byId, formatPi, h, short, toast } from './dom.js'
+import { approvalsSection, issueSection, ledgerSection } from './operator-money.js'
 import {
   alertLine,
   askReason,
@@ -28,6 +29,7 @@ const SECTIONS = [
   ['users', 'Users'],
   ['apps', 'Apps'],
   ['issue', 'Issue money'],
+  ['approvals', 'Approvals'],
   ['ledger', 'Ledger'],
   ['audit', 'Audit log'],
 ]
@@ -42,7 +44,19 @@ export function createOperatorConsole(ctx) {
 
   function build() {
     if (tabs !== undefined) return
-    const makers = { users: usersSection, apps: appsSection, issue: issueSection, ledger: ledgerSection, audit: auditSection }
+    const money = { attempt, section, user: ctx.user, onRequested: () => approvals?.reload() }
+    let approvals
+    const makers = {
+      users: usersSection,
+      apps: appsSection,
+      issue: () => issueSection(money),
+      approvals: () => {
+        approvals = approvalsSection(money)
+        return approvals
+      },
+      ledger: () => ledgerSection(money),
+      audit: auditSection,
+    }
     const sections = SECTIONS.map(([id, label]) => ({ id, label, ...makers[id]() }))
     tabs = subTabs('Console sections', sections, () => error.set(undefined))
     root.replaceChildren(
@@ -103,16 +117,23 @@ export function createOperatorConsole(ctx) {
     const secretSlot = h('div')
 
     const setRole = async (user, role, grant) => {
+      let reason
       if (role === 'operator' && grant) {
-        const sure = await confirmAct({
+        // A second operator approves it (unless the platform runs with one): the reason goes with the request.
+        reason = await askReason({
           title: `Make ${user.username} an operator?`,
-          text: 'An operator sees every user and app, suspends them and issues money.',
-          action: 'Grant',
+          text: 'An operator sees every user and app, suspends them and issues money. Another operator approves it.',
+          action: 'Ask',
         })
-        if (!sure) return
+        if (reason === undefined) return
       }
-      const done = await attempt(() => account(`/operator/users/${enc(user.username)}/roles`, { method: 'POST', body: { role, grant } }))
+      const body = { role, grant, ...(reason === undefined ? {} : { reason }) }
+      const done = await attempt(() => account(`/operator/users/${enc(user.username)}/roles`, { method: 'POST', body }))
       if (!done.ok) return
+      if (done.value.approval !== undefined) {
+        toast(`Making ${user.username} an operator waits for another operator (Approvals).`)
+        return
+      }
       toast(`${user.username}: ${done.value.roles.length === 0 ? 'no roles' : done.value.roles.join(', ')}.`)
       await users.reload()
     }
@@ -305,122 +326,6 @@ export function createOperatorConsole(ctx) {
       empty: () => h('li', { class: 'muted' }, 'No app matches.'),
     })
     return { element: section('apps', 'Apps', apps.nodes), shown: apps.shown }
-  }
-
-  // Issuing money
-
-  function issueSection() {
-    const target = h('input', {
-      id: 'issue-target',
-      required: true,
-      maxlength: '64',
-      autocomplete: 'off',
-      placeholder: 'username or app_…',
-    })
-    const amount = h('input', {
-      id: 'issue-amount',
-      required: true,
-      maxlength: '40',
-      inputmode: 'decimal',
-      pattern: '[0-9]+(\\.[0-9]{1,7})?',
-      autocomplete: 'off',
-    })
-    const reason = h('input', { id: 'issue-reason', required: true, maxlength: '500', autocomplete: 'off' })
-    const problem = alertLine('issue-error')
-    const result = h('div', { 'data-testid': 'issue-result', 'aria-live': 'polite' })
-    const form = h(
-      'form',
-      {
-        class: 'stack',
-        onsubmit: async (event) => {
-          event.preventDefault()
-          const body = { target: target.value.trim(), amount: amount.value.trim(), reason: reason.value.trim() }
-          const sure = await confirmAct({
-            title: 'Issue new money?',
-            text: `${formatPi(body.amount)} of new money into the wallet of ${body.target}. It is a ledger transaction: it cannot be taken back.`,
-            action: 'Issue',
-          })
-          if (!sure) return
-          result.replaceChildren()
-          const done = await attempt(() => account('/operator/issue', { method: 'POST', body }), problem)
-          if (!done.ok) return
-          const issued = done.value
-          amount.value = ''
-          reason.value = ''
-          result.replaceChildren(
-            h('p', { class: 'status-line ok' }, `Issued ${formatPi(issued.amount)} to ${issued.target}.`),
-            facts(
-              [
-                ['To', issued.target],
-                ['Address', h('span', { class: 'mono' }, issued.address)],
-                ['Amount', formatPi(issued.amount)],
-                ['Balance now', formatPi(issued.balance)],
-                [
-                  'Transaction',
-                  h(
-                    'a',
-                    { class: 'mono', href: `/ledger/transactions/${enc(issued.transaction)}`, target: '_blank', rel: 'noopener' },
-                    issued.transaction,
-                  ),
-                ],
-                ['Ledger', String(issued.ledger)],
-                ['Audit record', issued.audit_id],
-              ],
-              'Issued',
-            ),
-          )
-        },
-      },
-      h('label', { for: 'issue-target' }, 'To: a username or an app id'),
-      target,
-      h('label', { for: 'issue-amount' }, 'Amount in Pi (at most 7 decimals)'),
-      amount,
-      h('label', { for: 'issue-reason' }, 'Reason (kept in the audit log)'),
-      reason,
-      problem.element,
-      h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Issue')),
-    )
-    return {
-      element: section(
-        'issue',
-        'Issue money',
-        h('p', { class: 'muted' }, 'New money from the issuing account, within your daily limit; every issue is in the audit log.'),
-        form,
-        result,
-      ),
-    }
-  }
-
-  // The ledger's books
-
-  function ledgerSection() {
-    const result = h('div', { 'data-testid': 'ledger-check', 'aria-live': 'polite' })
-    const check = async () => {
-      const done = await attempt(() => account('/operator/ledger/check'))
-      if (!done.ok) return
-      const books = done.value
-      result.replaceChildren(
-        h(
-          'p',
-          { class: `status-line ${books.balanced ? 'ok' : 'bad'}` },
-          books.balanced ? 'Balanced: every Pi issued is in a balance or was paid as a fee.' : 'NOT balanced: look into it now.',
-        ),
-        facts(
-          [
-            ['Issued', formatPi(books.total_issued)],
-            ['In balances', formatPi(books.total_balances)],
-            ['Fees', formatPi(books.total_fees)],
-            ['Negative balances', String(books.negative_balances)],
-            ['Mismatched accounts', String(books.mismatched_accounts)],
-          ],
-          'The books',
-        ),
-      )
-    }
-    return {
-      element: section('ledger', 'Ledger', h('button', { type: 'button', onclick: check }, 'Check the ledger'), result),
-      shown: check,
-    }
   }
 
   // The audit log

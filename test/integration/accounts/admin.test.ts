@@ -7,9 +7,11 @@ import { after, before, describe, it } from 'node:test'
 import { sql } from 'kysely'
 import { ApiError } from '../../../src/core/errors.js'
 import { parseStoredAmount } from '../../../src/ledger/amounts.js'
+import { ledgerServiceFactory } from '../../../src/ledger/ledger-service.js'
 import { adminOf, freshName, GOOD_PASSWORD, signedUp } from '../../helpers/accounts.js'
 import { dumpDatabase, TEST_DB, usePlatform } from '../../helpers/platform.js'
 import { type BackendSetup, runPlinthCli, setUpBackend } from '../../helpers/server-process.js'
+import { issuerAddress, supplySnapshot } from '../../helpers/supply.js'
 
 const refused = async (work: Promise<unknown>, code: string): Promise<ApiError> => {
   try {
@@ -117,24 +119,24 @@ describe('the operator’s commands (service)', () => {
     assert.equal(((await user.account()).body.wallet as { balance: string }).balance, '12.5000001')
   })
 
-  it('a refused issuing transaction leaves the funding in the issuing account, and the next issue uses it first', async () => {
+  it('a refused issuing transaction mints nothing; a leftover in the issuing account (an earlier version’s) is used first', async () => {
     const user = await signedUp(app)
     await admin().issue({ target: user.username, amount: '1', reason: 'creates the issuer' })
-    // A wallet with no ledger account: the payment to it is refused after the issuer was funded.
+    // A wallet with no ledger account: the payment to it is refused in the transaction that would have minted it.
     const broken = await signedUp(app)
     const address = String(((await broken.account()).body.wallet as { address: string }).address)
     await platform.db.deleteFrom('ledger_accounts').where('address', '=', address).execute()
     await platform.db.deleteFrom('ledger_fundings').where('address', '=', address).execute()
-    const fundings = async () =>
-      Number((await sql<{ n: string }>`select count(*)::text as n from ledger_fundings`.execute(platform.db)).rows[0]?.n)
-    const before = await fundings()
+    const before = await supplySnapshot(platform.db)
     await refused(admin().issue({ target: broken.username, amount: '5', reason: 'to a broken wallet' }), 'transaction_failed')
-    assert.equal(await fundings(), before + 1)
-    const trail = (await admin().auditTrail(5)).records
-    assert.notEqual(trail[0]?.details.reason, 'to a broken wallet', 'no audit record for what did not happen')
-    // 3 is less than the 5.00001 held: no new funding.
-    await admin().issue({ target: user.username, amount: '3', reason: 'from what the issuer holds' })
-    assert.equal(await fundings(), before + 1)
+    assert.deepEqual(await supplySnapshot(platform.db), before, 'no funding, no balance, no transaction, no record')
+    // A leftover of 5 in the issuing account, as a refusal left it before: 3 is less, so nothing new is minted.
+    await ledgerServiceFactory({ db: platform.db, clock: platform.clock }).fund(await issuerAddress(platform.db), '5')
+    const funded = (await supplySnapshot(platform.db))?.funded
+    const issued = await admin().issue({ target: user.username, amount: '3', reason: 'from what the issuer holds' })
+    assert.equal((await supplySnapshot(platform.db))?.funded, funded)
+    const record = (await admin().auditTrail(5)).records.find((r) => r.id === issued.audit_id)
+    assert.deepEqual([record?.details.amount, record?.details.fee, record?.details.minted], ['3.0000000', '0.0000100', '0.0000000'])
     await assertBalanced()
   })
 
@@ -195,7 +197,7 @@ describe(`plinth admin, spawned (${TEST_DB})`, () => {
     assert.equal((await run(['users', 'grant-developer', 'olga'])).code, 0)
     const appRun = await run(['apps', 'create', '--owner', 'olga', '--name', 'Shop', '--url', 'https://shop.example/', '--json'])
     assert.equal(appRun.code, 0, appRun.stderr)
-    const created = JSON.parse(appRun.stdout) as { app_id: string; api_key: string; wallet: { seed: string } }
+    const created = JSON.parse(appRun.stdout) as { app_id: string; api_key: string; wallet: { seed: string; address: string } }
     assert.match(created.wallet.seed, /^S[A-Z2-7]{55}$/)
     const issued = await run(['wallets', 'issue', created.app_id, '250', '--reason', 'rewards budget', '--json'])
     assert.equal(issued.code, 0, issued.stderr)
@@ -210,10 +212,27 @@ describe(`plinth admin, spawned (${TEST_DB})`, () => {
       total_issued: '251.5000200',
       total_balances: '251.5000000',
       total_fees: '0.0000200',
+      total_audited: '251.5000200',
       negative_balances: 0,
       mismatched_accounts: 0,
+      differs: [],
       balanced: true,
     })
+    // Money minted without an issue record (what a refused issue did before the issue was one transaction): the books
+    // still balance, and the check names the audit log as the figure that differs (exit 1).
+    const minting = await setup.sql()
+    try {
+      await minting.query(`update ledger_accounts set balance = balance + 20000 where address = $1`, [created.wallet.address])
+      await minting.query(`insert into ledger_fundings (address, amount, created_at) values ($1, 20000, now())`, [created.wallet.address])
+    } finally {
+      await minting.close()
+    }
+    const minted = await run(['ledger', 'check'])
+    assert.equal(minted.code, 1)
+    assert.match(
+      minted.stdout,
+      /^issued 20251\.5000200 = balances 20251\.5000000 \+ fees 0\.0000200 = audited issues 251\.5000200: NOT BALANCED \(the audit log's issues differs\)$/m,
+    )
 
     const audit = await run(['audit', '--json'])
     assert.equal(audit.code, 0)

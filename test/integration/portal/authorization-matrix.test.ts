@@ -117,6 +117,9 @@ describe('the portal and operator authorization matrix', () => {
     'post /operator/apps/{app_id}/restore': { row: OPERATOR, body: { reason: 'matrix' } },
     'post /operator/issue': { row: OPERATOR, body: { target: throwawayUser, amount: '1', reason: 'matrix' } },
     'get /operator/ledger/check': { row: OPERATOR },
+    'get /operator/approvals': { row: OPERATOR },
+    'post /operator/approvals/{approval_id}/approve': { row: OPERATOR },
+    'post /operator/approvals/{approval_id}/reject': { row: OPERATOR, body: { reason: 'matrix' } },
     'get /operator/audit': { row: OPERATOR },
     'get /operator/audit/export': { row: OPERATOR },
     'get /operator/audit/verify': { row: OPERATOR },
@@ -144,6 +147,7 @@ describe('the portal and operator authorization matrix', () => {
         .replace('{key_id}', 'key_none')
         .replace('{payment_id}', 'pay_none')
         .replace('{uid}', 'uid-none')
+        .replace('{approval_id}', 'apr_none')
         .replace('{id}', '1')
       // The least privileged first, the owner last: an owner's act cannot change what another sees.
       for (const person of PEOPLE) {

@@ -99,4 +99,38 @@ describe('operator reasons hold at least one visible character', () => {
     const issued = await op.call('POST', '/operator/issue', { target: user.username, amount: '1', reason: '\u3000grant\u3000' })
     assert.equal(issued.status, 200, JSON.stringify(issued.body))
   })
+
+  describe('requests for a second operator', () => {
+    const two = usePlatform({ mode: 'production', portal: { operatorApprovalThreshold: 50 } })
+    it('refuse a blank reason for a request and for a rejection with 400; nothing is stored, decided or recorded', async () => {
+      const [alice, bob] = [await signedUp(() => two.app), await signedUp(() => two.app)]
+      for (const op of [alice, bob]) await adminOf(two).grant(op.username, 'operator')
+      const user = await signedUp(() => two.app)
+      const records = async () => (await adminOf(two).auditTrail(1000)).records.length
+      const before = await records()
+      for (const reason of BLANK_REASONS.slice(0, 6)) {
+        const refused = await alice.call('POST', '/operator/issue', { target: user.username, amount: '80', reason })
+        assert.equal(refused.status, 400, `${JSON.stringify(reason)}: ${JSON.stringify(refused.body)}`)
+        assert.match(String(refused.body.error_message), /must hold at least one visible character/)
+      }
+      assert.equal(((await alice.call('GET', '/operator/approvals?status=pending')).body.approvals as unknown[]).length, 0)
+      assert.equal(await records(), before, 'no request stored, no record')
+      const requested = await alice.call('POST', '/operator/issue', { target: user.username, amount: '80', reason: 'prize' })
+      assert.equal(requested.status, 202, JSON.stringify(requested.body))
+      const id = String((requested.body.approval as { approval_id: string }).approval_id)
+      const afterRequest = await records()
+      for (const reason of BLANK_REASONS) {
+        const refused = await bob.call('POST', `/operator/approvals/${id}/reject`, { reason })
+        assert.equal(refused.status, 400, `${JSON.stringify(reason)}: ${JSON.stringify(refused.body)}`)
+        assert.equal(refused.body.error, 'invalid_arguments')
+      }
+      assert.equal(await records(), afterRequest)
+      const pending = (await bob.call('GET', '/operator/approvals?status=pending')).body.approvals as Array<{ approval_id: string }>
+      assert.deepEqual(
+        pending.map((a) => a.approval_id),
+        [id],
+        'still pending',
+      )
+    })
+  })
 })
