@@ -419,7 +419,12 @@ describe('accounts (production)', () => {
 
       const user = await signedUp(app)
       const register = (challenge: unknown) =>
-        user.call('POST', '/account/passkeys/verify', { response: softPasskey({ rpID: 'plinth.test', origin }).register(String(challenge)) }, host)
+        user.call(
+          'POST',
+          '/account/passkeys/verify',
+          { response: softPasskey({ rpID: 'plinth.test', origin }).register(String(challenge)) },
+          host,
+        )
       for (let i = 0; i < 18; i++) {
         assert.equal((await register((await user.call('POST', '/account/passkeys/options', undefined, host)).body.challenge)).status, 201)
       }
