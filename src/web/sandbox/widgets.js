@@ -62,13 +62,37 @@ export function onceBox({ title, note, entries, onDone }) {
  * reason, or undefined when the person cancels.
  */
 export function askReason({ title, action, text }) {
+  return askText({
+    title,
+    action,
+    text,
+    label: 'Reason (kept in the audit log)',
+    maxlength: 500,
+    empty: 'Give a reason: it is kept in the audit log.',
+  })
+}
+
+/**
+ * Asks for a short text (a name, a reason) in a dialog, `value` filled in and selected, `text` an
+ * explanation above the field. Resolves to the trimmed text, or undefined when the person cancels;
+ * an empty one is refused in the dialog's alert line (`empty`).
+ */
+export function askText({
+  title,
+  label,
+  value = '',
+  maxlength = 60,
+  action,
+  text,
+  empty = `${label}: at least one character that is not a space.`,
+}) {
   return new Promise((resolve) => {
-    const id = uniqueId('reason')
-    const input = h('input', { id, required: true, maxlength: '500', autocomplete: 'off' })
+    const id = uniqueId('text')
+    const input = h('input', { id, required: true, maxlength: String(maxlength), autocomplete: 'off', value })
     const problem = h('p', { class: 'error', role: 'alert', hidden: true })
-    const answer = (value) => {
+    const answer = (result) => {
       close()
-      resolve(value)
+      resolve(result)
     }
     const close = openModal({
       label: title,
@@ -82,63 +106,17 @@ export function askReason({ title, action, text }) {
             novalidate: true,
             onsubmit: (event) => {
               event.preventDefault()
-              const reason = input.value.trim()
-              if (reason === '') {
-                problem.textContent = 'Give a reason: it is kept in the audit log.'
+              const given = input.value.trim()
+              if (given === '') {
+                problem.textContent = empty
                 problem.hidden = false
                 input.focus()
                 return
               }
-              answer(reason)
+              answer(given)
             },
           },
           text === undefined ? '' : h('p', {}, text),
-          h('label', { for: id }, 'Reason (kept in the audit log)'),
-          input,
-          problem,
-          h(
-            'div',
-            { class: 'actions' },
-            h('button', { type: 'button', onclick: () => answer(undefined) }, 'Cancel'),
-            h('button', { type: 'submit', class: 'primary' }, action),
-          ),
-        ),
-    })
-    input.focus()
-  })
-}
-
-/** Asks for a short text (a name) in a dialog, `value` filled in. Resolves to the trimmed text, or undefined when the person cancels. */
-export function askText({ title, label, value = '', maxlength = 60, action }) {
-  return new Promise((resolve) => {
-    const id = uniqueId('text')
-    const input = h('input', { id, required: true, maxlength: String(maxlength), autocomplete: 'off', value })
-    const problem = h('p', { class: 'error', role: 'alert', hidden: true })
-    const answer = (text) => {
-      close()
-      resolve(text)
-    }
-    const close = openModal({
-      label: title,
-      onDismiss: () => answer(undefined),
-      render: () =>
-        h(
-          'form',
-          {
-            class: 'stack',
-            novalidate: true,
-            onsubmit: (event) => {
-              event.preventDefault()
-              const text = input.value.trim()
-              if (text === '') {
-                problem.textContent = `${label}: at least one character that is not a space.`
-                problem.hidden = false
-                input.focus()
-                return
-              }
-              answer(text)
-            },
-          },
           h('label', { for: id }, label),
           input,
           problem,
