@@ -107,8 +107,9 @@ export function decide(state: PaymentState, move: Move): Decision {
 
     case 'cancel': {
       if (state.developer_completed) return refuse('already_completed', 'A completed payment cannot be cancelled.')
-      if (state.cancelled) return REPLAY
-      if (state.user_cancelled) return refuse('cancelled_payment', cancelledMessage(state))
+      // A cancel is idempotent, whoever cancelled first: the user (pi-sdk's router then cancels on
+      // the app's behalf too), the app, or the platform's approval window. Nothing is written.
+      if (state.cancelled || state.user_cancelled) return REPLAY
       // A verified transaction moved the money for this payment: it must be completed, not cancelled.
       // An unverified one did not pay this payment, so the payment can still be ended.
       if (state.txid !== null && state.tx_verified === true) {
@@ -121,8 +122,8 @@ export function decide(state: PaymentState, move: Move): Decision {
       // The app pays an app-to-user payment: only the app can cancel it (its incomplete list must stay truthful).
       if (state.direction !== 'user_to_app') return refuse('wrong_direction', 'Only the app can cancel an app-to-user payment.')
       if (state.developer_completed) return refuse('already_completed', 'A completed payment cannot be cancelled.')
-      if (state.user_cancelled) return REPLAY
-      if (state.cancelled) return refuse('cancelled_payment', cancelledMessage(state))
+      // Idempotent as the app's cancel is: cancelled by the app or the platform is cancelled.
+      if (state.cancelled || state.user_cancelled) return REPLAY
       if (state.txid !== null) return refuse('payment_tx_present', 'The payment was already paid on the ledger.')
       return APPLY
     }

@@ -85,10 +85,13 @@ describe('axios against a real Plinth process', () => {
     assert.equal(completed.data.transaction?.txid, txid)
   })
 
-  it('refuses what a route cannot read: a non-empty text body is 415, a form on another route is 415', async () => {
+  it('refuses what a route cannot read: a text body that is not JSON is 400 invalid_json, XML or a form on another route is 415', async () => {
     const text = await errorOf(server.post('/v2/payments/whatever/approve', 'hello', { headers: { 'Content-Type': 'text/plain' } }))
-    assert.equal(text.status, 415)
-    assert.equal(text.body?.error, 'unsupported_media_type')
+    assert.equal(text.status, 400)
+    assert.equal(text.body?.error, 'invalid_json')
+    const xml = await errorOf(server.post('/v2/payments/whatever/approve', '<a/>', { headers: { 'Content-Type': 'application/xml' } }))
+    assert.equal(xml.status, 415)
+    assert.equal(xml.body?.error, 'unsupported_media_type')
     const form = await errorOf(user.post('/v2/client/payments', new URLSearchParams({ amount: '1', memo: 'm' })))
     assert.equal(form.status, 415)
     assert.equal(form.body?.error, 'unsupported_media_type')

@@ -82,7 +82,8 @@ describe('fetch and undici against a real Plinth process', () => {
     assert.equal(completed.status, 200, JSON.stringify(completed.body))
     // A form field is read as the JSON one is: a NUL or a malformed txid is refused, not stored.
     const nul = await fetchJson(`/v2/payments/${third}/complete`, { method: 'POST', headers: key, body: 'txid=%00' })
-    assert.equal(nul.status, 415, 'a text/plain body is not a form')
+    assert.equal(nul.status, 400, 'a text/plain body is JSON, not a form')
+    assert.equal(nul.body.error, 'invalid_json')
     const badForm = await fetchJson(`/v2/payments/${third}/complete`, {
       method: 'POST',
       headers: { ...key, 'content-type': 'application/x-www-form-urlencoded' },
@@ -98,17 +99,82 @@ describe('fetch and undici against a real Plinth process', () => {
     assert.equal(noTxid.body.error, 'missing_txid')
   })
 
-  it('fetch: a non-empty body a route cannot read is 415', async () => {
-    const { identifier: id } = await createU2A()
-    const text = await fetchJson(`/v2/payments/${id}/approve`, { method: 'POST', headers: key, body: 'approve please' })
-    assert.equal(text.status, 415)
-    assert.equal(text.body.error, 'unsupported_media_type')
-    const textJson = await fetchJson('/v2/client/payments', {
+  it('fetch: JSON sent as text/plain (a string body, no Content-Type) to create, approve, complete, cancel, A2U and notify', async () => {
+    // fetch sends a string body with no Content-Type as text/plain;charset=UTF-8, as the live platform reads it: JSON.
+    const created = await fetchJson('/v2/client/payments', {
       method: 'POST',
       headers: bearer,
-      body: JSON.stringify({ amount: 1, memo: 'x' }),
+      body: JSON.stringify({ amount: 1, memo: 'text/plain', metadata: { via: 'fetch' } }),
     })
-    assert.equal(textJson.status, 415)
+    assert.equal(created.status, 201, JSON.stringify(created.body))
+    assert.deepEqual(created.body.metadata, { via: 'fetch' })
+    const id = created.body.identifier
+    const approved = await fetchJson(`/v2/payments/${id}/approve`, { method: 'POST', headers: key, body: '{}' })
+    assert.equal(approved.status, 200, JSON.stringify(approved.body))
+    const paid = await fetchJson(`/v2/client/payments/${id}/submit`, { method: 'POST', headers: bearer, body: '{}' })
+    assert.equal(paid.status, 200, JSON.stringify(paid.body))
+    const txid = paid.body.transaction?.txid
+    const completed = await fetchJson(`/v2/payments/${id}/complete`, {
+      method: 'POST',
+      headers: { ...key, 'content-type': 'text/plain;charset=UTF-8' },
+      body: JSON.stringify({ txid }),
+    })
+    assert.equal(completed.status, 200, JSON.stringify(completed.body))
+    assert.equal(completed.body.transaction?.txid, txid)
+    assert.equal(completed.body.status.developer_completed, true)
+
+    const cancelled = await fetchJson(`/v2/payments/${(await createU2A()).identifier}/cancel`, { method: 'POST', headers: key, body: '{}' })
+    assert.equal(cancelled.status, 200, JSON.stringify(cancelled.body))
+    assert.equal(cancelled.body.status.cancelled, true)
+
+    const a2u = await fetchJson('/v2/payments', {
+      method: 'POST',
+      headers: key,
+      body: JSON.stringify({ payment: { amount: 1, memo: 'text/plain A2U', metadata: {}, uid: s.uid } }),
+    })
+    assert.equal(a2u.status, 200, JSON.stringify(a2u.body))
+    assert.equal(a2u.body.direction, 'app_to_user')
+    const a2uCancelled = await fetchJson(`/v2/payments/${a2u.body.identifier}/cancel`, { method: 'POST', headers: key, body: '' })
+    assert.equal(a2uCancelled.body.status.cancelled, true)
+
+    // A user of the same app who let it notify them.
+    const reader = await platform.sb.authenticate(s.app.app_id, (await platform.sb.createUser()).user_id, ['in_app_notifications'])
+    const notified = await fetchJson<{ success: boolean; delivered_notifications: unknown[] }>('/v2/in_app_notifications/notify', {
+      method: 'POST',
+      headers: key,
+      body: JSON.stringify({ notifications: [{ title: 'Hello', body: 'as text/plain', user_uid: reader.user.uid, subroute: '/' }] }),
+    })
+    assert.equal(notified.status, 201, JSON.stringify(notified.body))
+    assert.equal(notified.body.delivered_notifications.length, 1)
+  })
+
+  it('fetch: text/plain that is not JSON is 400 invalid_json; a body of another type is 415; neither changes the payment', async () => {
+    const { identifier: id } = await createU2A()
+    for (const body of ['approve please', '{"txid":', 'txid=00']) {
+      const text = await fetchJson(`/v2/payments/${id}/approve`, { method: 'POST', headers: key, body })
+      assert.equal(text.status, 400, body)
+      assert.deepEqual(Object.keys(text.body).sort(), ['error', 'error_message'])
+      assert.equal(text.body.error, 'invalid_json')
+    }
+    const xml = await fetchJson(`/v2/payments/${id}/approve`, {
+      method: 'POST',
+      headers: { ...key, 'content-type': 'application/xml' },
+      body: '<approve/>',
+    })
+    assert.equal(xml.status, 415)
+    assert.equal(xml.body.error, 'unsupported_media_type')
+    // What a page of another site could send: no credential, so nothing is read.
+    const forged = await fetchJson(`/v2/payments/${id}/approve`, { method: 'POST', body: '{}' })
+    assert.equal(forged.status, 401)
+    const notify = await fetchJson<{ error: string }>('/v2/in_app_notifications/notify', {
+      method: 'POST',
+      headers: key,
+      body: '{"notifications":',
+    })
+    assert.equal(notify.status, 422, 'notify answers a body it cannot read as its other bad bodies')
+    assert.equal(typeof notify.body.error, 'string')
+    const unchanged = await fetchJson(`/v2/payments/${id}`, { headers: key })
+    assert.equal(unchanged.body.status.developer_approved, false)
     await fetchJson(`/v2/payments/${id}/cancel`, { method: 'POST', headers: key })
   })
 

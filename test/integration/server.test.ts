@@ -269,7 +269,8 @@ describe('the server process at trace level, over real sockets', () => {
       ['/v2/me', { headers: { authorization: 'Bearer nope' } }, 401],
       ['/v2/payments/incomplete_server_payments', { headers: key }, 200],
       ['/v2/payments', { method: 'POST', headers: { ...key, 'content-type': 'application/json' }, body: '{"payment":' }, 400],
-      ['/v2/payments', { method: 'POST', headers: { ...key, 'content-type': 'text/plain' }, body: 'x' }, 415],
+      ['/v2/payments', { method: 'POST', headers: { ...key, 'content-type': 'text/plain' }, body: 'x' }, 400],
+      ['/v2/payments', { method: 'POST', headers: { ...key, 'content-type': 'application/xml' }, body: 'x' }, 415],
       [
         '/sandbox/users',
         { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: '{"username":"reqid_user"}' },

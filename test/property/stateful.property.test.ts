@@ -228,9 +228,10 @@ class Cancel extends Move {
   expected(p: ModelPayment) {
     if (p.state === 'created' || p.state === 'approved' || p.state === 'cancelled')
       return { answer: [200] as Expect, next: 'cancelled' as State }
+    // Idempotent: the user's cancel stands, answered as it is.
+    if (p.state === 'userCancelled') return { answer: [200] as Expect }
     if (p.state === 'paid') return { answer: [409, 'payment_tx_present'] as Expect }
-    if (p.state === 'completed') return { answer: [409, 'already_completed'] as Expect }
-    return { answer: [409, 'cancelled_payment'] as Expect }
+    return { answer: [409, 'already_completed'] as Expect }
   }
 }
 
@@ -243,7 +244,8 @@ class UserCancel extends Move {
     if (p.state === 'created' || p.state === 'approved' || p.state === 'userCancelled') {
       return { answer: [200] as Expect, next: 'userCancelled' as State }
     }
-    if (p.state === 'cancelled') return { answer: [409, 'cancelled_payment'] as Expect }
+    // Idempotent: the app's (or the platform's) cancel stands, answered as it is.
+    if (p.state === 'cancelled') return { answer: [200] as Expect }
     if (p.state === 'paid') return { answer: [409, 'payment_tx_present'] as Expect }
     return { answer: [409, 'already_completed'] as Expect }
   }

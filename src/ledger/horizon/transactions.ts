@@ -9,6 +9,22 @@ import { TransactionRecord, transactionRecord } from './transaction-record.js'
 const MAX_ENVELOPE_LENGTH = 200_000
 export const TX_BODY_LIMIT = 256 * 1024
 
+/**
+ * Where the envelope is read from, as Horizon's `GetString(r, "tx")` reads it (Go's `FormValue`:
+ * the body's form value when not empty, else the query's): a body with a non-empty `tx` is taken
+ * as it is; otherwise the query's `tx`, when there is one, becomes the body. A query `tx` given
+ * twice (an array) is passed on for the schema to refuse, naming the field; a body that is not an
+ * object is left for the schema to refuse.
+ */
+function withQueryTx(body: unknown, query: unknown): unknown {
+  const fromQuery = (query as { tx?: unknown } | undefined)?.tx
+  if (fromQuery === undefined) return body
+  if (body === undefined || body === null) return { tx: fromQuery }
+  if (typeof body !== 'object' || Array.isArray(body)) return body
+  const fromBody = (body as { tx?: unknown }).tx
+  return fromBody === undefined || fromBody === '' ? { ...body, tx: fromQuery } : body
+}
+
 export function transactionRoutes(ctx: HorizonContext): void {
   const { r, ledger, links, scopes, tags } = ctx
 
@@ -21,12 +37,21 @@ export function transactionRoutes(ctx: HorizonContext): void {
         operationId: 'horizonSubmitTransaction',
         summary: 'Submit a signed transaction envelope; applied at once, or refused with result codes',
         description:
-          'The body is `tx=<base64 XDR envelope>` as application/x-www-form-urlencoded (what stellar-sdk sends) or `{"tx": "…"}` as JSON. ' +
+          'The body is `tx=<base64 XDR envelope>` as application/x-www-form-urlencoded (what stellar-sdk sends) or `{"tx": "…"}` as JSON; ' +
+          'or, as Horizon reads it too, `?tx=<envelope>` in the query string with an empty body and any or no Content-Type ' +
+          "(Soneso's PHP SDK). A non-empty `tx` in the body wins over the query's. " +
           'A refused transaction changes nothing. See docs/ledger.md for every result code.',
+        querystring: Type.Object({
+          tx: Type.Optional(Type.String({ maxLength: MAX_ENVELOPE_LENGTH, description: 'The envelope, when the body carries none' })),
+        }),
         body: Type.Object({
           tx: Type.String({ minLength: 1, maxLength: MAX_ENVELOPE_LENGTH, description: 'Base64 XDR TransactionEnvelope' }),
         }),
         response: { 200: TransactionRecord, ...problems(413, 415, 503) },
+      },
+      preValidation: async (request) => {
+        // Not validated yet: the schema checks what this gives, as it would have checked the body.
+        request.body = withQueryTx(request.body, request.query) as typeof request.body
       },
     },
     async (request) => transactionRecord(links, await ledger.submit(request.body.tx)),

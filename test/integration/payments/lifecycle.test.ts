@@ -343,7 +343,7 @@ describe('payments', () => {
       assert.equal((await s.client.submit(p.identifier)).body.transaction?.verified, true)
     })
 
-    it('lets the user cancel before paying, after which approve is refused', async () => {
+    it("lets the user cancel before paying, after which approve is refused and the app's cancel answers it as it is", async () => {
       const s = await scene()
       const p = (await s.client.create({ amount: 1, memo: 'x', metadata: {} })).body
       const cancelled = await s.client.cancel(p.identifier)
@@ -351,7 +351,10 @@ describe('payments', () => {
       assert.equal(cancelled.body.status.user_cancelled, true)
       assert.deepEqual((await s.client.cancel(p.identifier)).body, cancelled.body)
       assertError(await s.server.approve(p.identifier), 409, 'cancelled_payment')
-      assertError(await s.server.cancel(p.identifier), 409, 'cancelled_payment')
+      // A cancel is idempotent (409 cancelled_payment before #39): cancel-idempotent.test.ts has the cases.
+      const appCancel = await s.server.cancel(p.identifier)
+      assert.equal(appCancel.status, 200)
+      assert.deepEqual(appCancel.body, (await s.server.get(p.identifier)).body)
     })
 
     it('keeps one open payment per user: a new one cancels an unpaid one, a paid one blocks it', async () => {

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ledgerServiceFactory } from '../../../src/ledger/ledger-service.js'
 import { type AccountBrowser, adminOf, signedUp } from '../../helpers/accounts.js'
+import { buildPayment, submitEnvelope } from '../../helpers/ledger.js'
 import { assertError } from '../../helpers/payments-client.js'
 import { usePlatform } from '../../helpers/platform.js'
 import { issuerAddress, supplySnapshot } from '../../helpers/supply.js'
@@ -43,6 +44,39 @@ describe('issuing money from the console', () => {
       differs: [],
       balanced: true,
     })
+  })
+})
+
+describe("an app's wallet in production", () => {
+  const platform = usePlatform({ mode: 'production', portal: { operatorDailyIssueLimit: 10_000, operatorApprovalThreshold: 'off' } })
+  const app = () => platform.app
+
+  it('is empty until money is issued to it: its first app-to-user transaction is refused, moving nothing, then applies (docs/production.md §11)', async () => {
+    const op = await signedUp(app)
+    await adminOf(platform).grant(op.username, 'operator')
+    const dev = await signedUp(app)
+    await adminOf(platform).grant(dev.username, 'developer')
+    const made = await dev.call('POST', '/portal/apps', { name: 'Empty Shop', url: 'https://shop.example.com/' })
+    assert.equal(made.status, 201, JSON.stringify(made.body))
+    const appId = (made.body.app as { app_id: string }).app_id
+    const seed = String(made.body.wallet_seed)
+    const wallet = async () => (await dev.call('GET', `/portal/apps/${appId}/wallet`)).body.balance
+    assert.equal(await wallet(), '0.0000000')
+
+    const user = await signedUp(app)
+    const to = ((await user.call('GET', '/account')).body.wallet as { address: string }).address
+    // Sequence 0: the wallet may have no ledger account yet, which is refused as well as an empty one.
+    const refused = await submitEnvelope(app(), await buildPayment(app(), { seed, to, amount: '1', memo: 'first reward', sequence: '0' }))
+    assert.equal(refused.status, 400, JSON.stringify(refused.body))
+    assert.equal(refused.body.type, 'https://stellar.org/horizon-errors/transaction_failed')
+    assert.equal(await wallet(), '0.0000000')
+    assert.equal(((await user.call('GET', '/account')).body.wallet as { balance: string }).balance, '0.0000000')
+
+    assert.equal((await op.call('POST', '/operator/issue', { target: appId, amount: '5', reason: 'rewards budget' })).status, 200)
+    assert.equal(await wallet(), '5.0000000')
+    const paid = await submitEnvelope(app(), await buildPayment(app(), { seed, to, amount: '1', memo: 'first reward' }))
+    assert.equal(paid.status, 200, JSON.stringify(paid.body))
+    assert.equal(((await user.call('GET', '/account')).body.wallet as { balance: string }).balance, '1.0000000')
   })
 })
 
