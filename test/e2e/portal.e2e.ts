@@ -447,7 +447,15 @@ describe('the developer portal and the operator console, in Chromium', () => {
     await view.getByLabel('Target (username or app id)').fill(appId)
     await view.getByRole('button', { name: 'Search' }).click()
     const table = view.getByRole('table', { name: 'Audit records, newest first' })
-    await table.locator('tr[data-action="restore-app"]').waitFor()
+    // The search's answer, not the unfiltered list it replaces (which may hold this app's restore-app too, under a newer record).
+    const filtered = await table.elementHandle()
+    await page.waitForFunction(
+      ([rows, target]) =>
+        rows !== null &&
+        rows.querySelector('tr[data-action="restore-app"]') !== null &&
+        [...rows.querySelectorAll('tbody tr')].every((row) => row.children[3]?.textContent === target),
+      [filtered, appId] as const,
+    )
     const actions = await table.locator('tbody tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-action')))
     for (const action of [
       'register-app',
