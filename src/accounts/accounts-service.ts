@@ -109,6 +109,21 @@ export function accountsServiceFactory(deps: {
     return new Date(at.getTime() + REAUTHENTICATION_SECONDS * 1000)
   }
 
+  /**
+   * Whether `password` is the signed-in person's own, counted as a sign-in attempt of the account
+   * and of the address (429 too_many_attempts past either limit); a right one clears the account's
+   * count. Re-authentication and a large payment's step-up (payment-step-up.ts) confirm with it.
+   */
+  const confirmPassword = async (principal: SessionPrincipal, password: string, address: string): Promise<boolean> => {
+    const accountKey = `signin-account:${principal.username.toLowerCase()}`
+    await refuseIfOver(`signin-address:${address}`, limits.signinPerAddress)
+    await refuseIfOver(accountKey, limits.signinPerAccount)
+    const user = await repo.findUser(principal.userId)
+    if (user === undefined || !(await verifyPassword(user.password_hash, password, pepper))) return false
+    await throttle.clear(accountKey)
+    return true
+  }
+
   return {
     limits,
     beginSession,
@@ -232,16 +247,11 @@ export function accountsServiceFactory(deps: {
 
     /** Re-authenticates the session with the account's password, counted as a sign-in attempt of the account. */
     async reauthenticate(principal: SessionPrincipal, password: string, address: string): Promise<Date> {
-      const accountKey = `signin-account:${principal.username.toLowerCase()}`
-      await refuseIfOver(`signin-address:${address}`, limits.signinPerAddress)
-      await refuseIfOver(accountKey, limits.signinPerAccount)
-      const user = await repo.findUser(principal.userId)
-      if (user === undefined || !(await verifyPassword(user.password_hash, password, pepper))) {
-        throw new ApiError('invalid_credentials', 'The password is wrong.')
-      }
-      await throttle.clear(accountKey)
+      if (!(await confirmPassword(principal, password, address))) throw new ApiError('invalid_credentials', 'The password is wrong.')
       return stampReauthentication(principal)
     },
+
+    confirmPassword,
 
     /** Ends one session of the account (audited). */
     async endSession(userId: string, sessionId: string): Promise<void> {

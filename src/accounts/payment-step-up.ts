@@ -4,8 +4,6 @@ import type { SessionPrincipal } from '../core/principals.js'
 import type { DB } from '../db/schema.js'
 import { formatAmount, parseAmount, parseStoredAmount } from '../ledger/amounts.js'
 import type { AccountsService } from './accounts-service.js'
-import { verifyPassword } from './passwords.js'
-import { signinThrottle } from './throttle.js'
 
 /** "100.0000000" → "100", "2.5000000" → "2.5": how the messages name an amount. */
 const plain = (stroops: bigint) => formatAmount(stroops).replace(/\.?0+$/, '')
@@ -18,10 +16,9 @@ const plain = (stroops: bigint) => formatAmount(stroops).replace(/\.?0+$/, '')
  * no stolen session alone pays it. Password attempts count as sign-in attempts (per account and
  * per address), so a stolen session cannot guess the password through it.
  */
-export function paymentStepUpFactory(deps: { db: Kysely<DB>; accounts: AccountsService; pepper: Buffer; stepUpAmount: string }) {
-  const { db, accounts, pepper } = deps
+export function paymentStepUpFactory(deps: { db: Kysely<DB>; accounts: AccountsService; stepUpAmount: string }) {
+  const { db, accounts } = deps
   const threshold = parseAmount(deps.stepUpAmount)
-  const throttle = signinThrottle(db)
 
   return {
     /** The step-up amount, as the page shows it ("100"). */
@@ -48,14 +45,9 @@ export function paymentStepUpFactory(deps: { db: Kysely<DB>; accounts: AccountsS
           above,
         )
       }
-      const accountKey = `signin-account:${principal.username.toLowerCase()}`
-      await accounts.refuseIfOver(`signin-address:${address}`, accounts.limits.signinPerAddress)
-      await accounts.refuseIfOver(accountKey, accounts.limits.signinPerAccount)
-      const user = await db.selectFrom('users').select('password_hash').where('id', '=', principal.userId).executeTakeFirst()
-      if (!(await verifyPassword(user?.password_hash, password, pepper))) {
+      if (!(await accounts.confirmPassword(principal, password, address))) {
         throw new ApiError('step_up_failed', 'The password is wrong. Nothing was paid.', above)
       }
-      await throttle.clear(accountKey)
     },
   }
 }

@@ -220,7 +220,6 @@ export function buildServices(deps: AppDeps, log: FastifyBaseLogger): Services {
         : paymentStepUpFactory({
             db,
             accounts,
-            pepper: passwordPepper(secretKey),
             stepUpAmount: (config.payments ?? paymentSettings()).stepUpAmount,
           }),
     requestLogOptIn: optIn,
