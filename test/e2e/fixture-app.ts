@@ -1,4 +1,4 @@
-import { type RunningPlinth, type Served, serve } from './harness.js'
+import { type CreatedApp, type RunningPlinth, type Served, serve } from './harness.js'
 
 /**
  * A minimal app for the browser tests: a frontend page that loads the SDK from Plinth (the
@@ -86,4 +86,25 @@ export async function startFixtureApp(plinth: RunningPlinth, name = 'Fixture Sho
   const app = await plinth.createApp(name, `${served.url}/`)
   apiKey = app.api_key
   return { ...served, appId: app.app_id, apiKey: app.api_key, name, backendCalls }
+}
+
+/**
+ * Serves an app's page (`html`, given the SDK's URL) with a backend that passes `/approve` and
+ * `/complete` on to Plinth with the app's key, as a developer's server does; registers the app.
+ */
+export async function servePayingApp(
+  plinth: RunningPlinth,
+  name: string,
+  html: (sdkUrl: string) => string,
+): Promise<{ served: Served; app: CreatedApp }> {
+  let key = ''
+  const backend = (action: 'approve' | 'complete') => async (_request: unknown, body: string) => {
+    const { paymentId, txid } = JSON.parse(body) as { paymentId: string; txid?: string }
+    const answer = await plinth.api('POST', `/v2/payments/${paymentId}/${action}`, { key, body: txid ? { txid } : undefined })
+    return { status: answer.status, body: JSON.stringify(answer.body) }
+  }
+  const served = await serve({ '/': html(`${plinth.url}/sdk/pi-sdk.js`), '/approve': backend('approve'), '/complete': backend('complete') })
+  const app = await plinth.createApp(name, `${served.url}/`)
+  key = app.api_key
+  return { served, app }
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { Browser, Frame, Page } from 'playwright-core'
+import { servePayingApp } from './fixture-app.js'
 import {
   appFrame,
   type CreatedApp,
@@ -13,7 +14,6 @@ import {
   payArmed,
   type RunningPlinth,
   type Served,
-  serve,
   startPlinth,
   waitFor,
 } from './harness.js'
@@ -60,15 +60,7 @@ describe('the payment dialog against a fast tap, in Chromium', () => {
 
   before(async () => {
     plinth = await startPlinth()
-    let key = ''
-    const backend = (action: 'approve' | 'complete') => async (_request: unknown, body: string) => {
-      const { paymentId, txid } = JSON.parse(body) as { paymentId: string; txid?: string }
-      const answer = await plinth.api('POST', `/v2/payments/${paymentId}/${action}`, { key, body: txid ? { txid } : undefined })
-      return { status: answer.status, body: JSON.stringify(answer.body) }
-    }
-    served = await serve({ '/': gamePage(`${plinth.url}/sdk/pi-sdk.js`), '/approve': backend('approve'), '/complete': backend('complete') })
-    app = await plinth.createApp('Tap Tap', `${served.url}/`)
-    key = app.api_key
+    ;({ served, app } = await servePayingApp(plinth, 'Tap Tap', gamePage))
     browser = await launchBrowser()
   })
   closePagesAfterEach(() => browser)

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { Browser, Frame, Page } from 'playwright-core'
+import { servePayingApp } from './fixture-app.js'
 import {
   appFrame,
   type CreatedApp,
@@ -13,7 +14,6 @@ import {
   type RunningPlinth,
   type Served,
   screenshot,
-  serve,
   startPlinth,
   waitFor,
 } from './harness.js'
@@ -67,15 +67,7 @@ describe('the sandbox page with the keyboard only, and at two screen sizes', () 
 
   before(async () => {
     plinth = await startPlinth()
-    let key = ''
-    const backend = (action: 'approve' | 'complete') => async (_request: unknown, body: string) => {
-      const { paymentId, txid } = JSON.parse(body) as { paymentId: string; txid?: string }
-      const answer = await plinth.api('POST', `/v2/payments/${paymentId}/${action}`, { key, body: txid ? { txid } : undefined })
-      return { status: answer.status, body: JSON.stringify(answer.body) }
-    }
-    served = await serve({ '/': appPage(`${plinth.url}/sdk/pi-sdk.js`), '/approve': backend('approve'), '/complete': backend('complete') })
-    app = await plinth.createApp('Keyboard Shop', `${served.url}/`)
-    key = app.api_key
+    ;({ served, app } = await servePayingApp(plinth, 'Keyboard Shop', appPage))
     browser = await launchBrowser()
   })
   closePagesAfterEach(() => browser)
