@@ -128,3 +128,5 @@ export function paymentViewsServiceFactory(deps: {
     },
   }
 }
+
+export type PaymentViewsService = ReturnType<typeof paymentViewsServiceFactory>
