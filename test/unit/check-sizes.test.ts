@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { describe, it } from 'node:test'
+import { fileURLToPath } from 'node:url'
 // @ts-expect-error: a plain .mjs script without typings
 import { ALLOWED, checkSizes, countLines } from '../../scripts/check-sizes.mjs'
 
@@ -78,6 +79,11 @@ describe('the size rule (scripts/check-sizes.mjs, run by npm run lint)', () => {
     assert.deepEqual(checkTree({ 'src/big.ts': 500 }, allowed), [
       'src/big.ts: on the allow-list, but 500 lines is within the limit: remove its entry',
     ])
+  })
+
+  it('runs in npm run lint, before the other checks', () => {
+    const pkg = JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8'))
+    assert.match(pkg.scripts.lint, /^node scripts\/check-sizes\.mjs && /)
   })
 
   it("the repository's allow-list gives each entry a reason", () => {
