@@ -2,11 +2,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { decodeCursor, encodeCursor, page } from '../core/cursors.js'
-import { AppParams, Cursor, Id, Nullable, PageLimit, SearchText } from '../core/schemas.js'
+import { AppParams, Cursor, Id, Nullable, PageLimit } from '../core/schemas.js'
 import { sessionPrincipal } from '../http/auth.js'
 import { errorResponses } from '../http/errors.js'
 import { PaymentDTOSchema, PaymentStateSchema } from '../payments/payment-dto.js'
 import type { MoveBy } from '../payments/payments-repo.js'
+import { paymentFilterQuery } from '../views/payment-filter-query.js'
 import type { PaymentViewsService } from '../views/payment-views-service.js'
 import { DEVELOPER_ROUTE, memberCheck, PORTAL_SCHEMA } from './portal-route-shared.js'
 import type { PortalService } from './portal-service.js'
@@ -42,9 +43,7 @@ export function portalPaymentRoutes(app: FastifyInstance, deps: { portal: Portal
           'was given), or a part of its memo. `before=<next_cursor>` pages back.',
         params: AppParams(),
         querystring: Type.Object({
-          q: Type.Optional(SearchText()),
-          state: Type.Optional(StateSchema),
-          direction: Type.Optional(Type.Union([Type.Literal('user_to_app'), Type.Literal('app_to_user')])),
+          ...paymentFilterQuery(),
           before: Type.Optional(Cursor()),
           limit: Type.Optional(PageLimit()),
         }),
