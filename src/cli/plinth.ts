@@ -61,6 +61,19 @@ function checkAmount0(text: string): string {
   return /^0+(\.0{1,7})?$/.test(text) ? '0' : checkAmount(text, '--balance')
 }
 
+/**
+ * A taken snapshot name: the API's message advises its own field (`"replace": true`), which a
+ * user of the command cannot send; the command's way is --force (docs/testing.md, #41 D9).
+ */
+async function forceHinted<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call
+  } catch (error) {
+    if (!(error instanceof SandboxError) || error.code !== 'snapshot_exists') throw error
+    throw new SandboxError(error.status, error.code, `${error.message.split(';')[0]}; pass --force to replace it.`)
+  }
+}
+
 /** What trigger and seed made: one line each (--json: the records, wallet seeds of new users included). */
 function showMade(result: { made: Made[]; note?: string }, json: boolean, out: (line: string) => void): void {
   if (json) {
@@ -231,7 +244,7 @@ async function run(argv: string[], out: (line: string) => void): Promise<number>
       }
       if (sub === 'save') {
         // The API's own rule: a taken name is 409 snapshot_exists unless replaced on purpose.
-        const saved = await api.snapshots.save(need(rest[0], '<name>'), values.force)
+        const saved = await forceHinted(api.snapshots.save(need(rest[0], '<name>'), values.force))
         show(saved, `saved ${saved.name}`)
         return EXIT.ok
       }
@@ -257,10 +270,12 @@ async function run(argv: string[], out: (line: string) => void): Promise<number>
       if (sub === 'import') {
         const file = need(values.file, '--file <path>')
         const text = readText(file)
-        const imported = await api.snapshots.import(text, {
-          ...(values.name === undefined ? {} : { name: values.name }),
-          replace: values.force,
-        })
+        const imported = await forceHinted(
+          api.snapshots.import(text, {
+            ...(values.name === undefined ? {} : { name: values.name }),
+            replace: values.force,
+          }),
+        )
         show(imported, `imported ${file} as ${imported.name}; plinth snapshot restore ${imported.name} puts the platform back to it`)
         return EXIT.ok
       }
