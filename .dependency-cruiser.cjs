@@ -63,11 +63,12 @@ const DOMAIN_PORTS = {
 }
 
 /**
- * The Fastify side of a domain, which may import src/http/: route modules, the /ledger (Horizon)
- * plugin, and the hooks a domain adds to every request (request log, metrics, injected faults).
+ * The Fastify side of a domain, which may import src/http/: route modules and what a domain's route
+ * modules share (the portal's tag, role and membership check), the /ledger (Horizon) plugin, and
+ * the hooks a domain adds to every request (request log, metrics, injected faults).
  */
 const FASTIFY_SIDE =
-  '-routes[.]ts$|^src/ledger/horizon/|^src/request-log/request-log[.]ts$|^src/system/metrics[.]ts$|/fault-injection[.]ts$'
+  '-routes[.]ts$|-route-shared[.]ts$|^src/ledger/horizon/|^src/request-log/request-log[.]ts$|^src/system/metrics[.]ts$|/fault-injection[.]ts$'
 
 const upward = (name, from, to, comment) => ({ name, comment, severity: 'error', from: { path: from }, to: { path: to } })
 

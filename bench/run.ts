@@ -16,7 +16,8 @@ import {
   runCleanup,
   runPgbench,
 } from './lib.js'
-import { measureTargets, type ProfileRun, selected } from './measure.js'
+import { measureTargets, selected } from './measure.js'
+import type { ProfileRun } from './measure-common.js'
 import { cpuProfileReport, findCpuProfile } from './profile.js'
 import { quietAllowance } from './quiet.js'
 import { type Report, whereLabel } from './report/common.js'

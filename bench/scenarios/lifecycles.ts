@@ -166,7 +166,7 @@ const a2u: FlowDefinition<A2UWorker> = {
 export const a2uLifecycle = defineFlow(a2u)
 
 // The A2U lifecycle at 1, 4, 16 and 64 workers, with the batches the ledger closer made of their
-// submits (Settings.batches; measure.ts seeds a team per worker).
+// submits (Settings.batches; measure-batches.ts seeds a team per worker).
 export const a2uBatches: BatchScenario = {
   kind: 'batches',
   name: 'A2U batches',

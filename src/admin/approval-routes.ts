@@ -2,13 +2,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { decodeCursor, encodeCursor, page } from '../core/cursors.js'
-import { Cursor, PageLimit, Timestamp } from '../core/schemas.js'
+import { Cursor, Nullable, PageLimit, Timestamp } from '../core/schemas.js'
 import { sessionPrincipal } from '../http/auth.js'
 import { errorResponses } from '../http/errors.js'
 import { SESSION_SECURITY } from '../http/openapi.js'
 import type { OperatorService } from './operator-service.js'
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
 const Status = Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('rejected'), Type.Literal('expired')])
 
 /** A request waiting for (or decided by) a second operator. */

@@ -4,14 +4,13 @@ import { Type } from 'typebox'
 import { formatAuditHead, parseAuditHead } from '../audit/audit-log.js'
 import { decodeCursor, encodeCursor, page } from '../core/cursors.js'
 import { ApiError } from '../core/errors.js'
-import { Cursor, Id, PageLimit, SearchText, Timestamp } from '../core/schemas.js'
+import { Cursor, Id, Nullable, PageLimit, SearchText, Timestamp } from '../core/schemas.js'
 import { sessionPrincipal } from '../http/auth.js'
 import { errorResponses } from '../http/errors.js'
 import { SESSION_SECURITY } from '../http/openapi.js'
 import { ApprovalView, Issued, issuedView } from './approval-routes.js'
 import type { OperatorService } from './operator-service.js'
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
 const UserParams = Type.Object({ username: Type.String({ minLength: 1, maxLength: 64 }) })
 const AppParams = Type.Object({ app_id: Id() })
 const Reason = Type.Object(

@@ -6,13 +6,14 @@
  * port in use at start), 3 no platform at --url. Every error is one line on standard error; the
  * stack of an unexpected one only with PLINTH_DEBUG=1.
  */
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
-import { createSandboxClient, type Fault, SandboxError } from '../client/sandbox-client.js'
+import { createSandboxClient, SandboxError } from '../client/sandbox-client.js'
+import { describeFault, faultBody } from './faults-options.js'
+import { tail } from './logs-tail.js'
+import { start } from './start-command.js'
 import { checkAmount, checkCount, checkSeedFile, FIXTURES, FixtureUsageError, type Made, seed, trigger } from './trigger.js'
-
-const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3 } as const
+import { EXIT, parseDuration, readText, UsageError } from './usage.js'
 
 const HELP = `plinth <command> [options]
 
@@ -55,88 +56,22 @@ Options
 Exit codes: 0 done, 1 the platform refused, 2 usage, 3 no platform at --url.
 (1 also for an unexpected error, printed as one line; PLINTH_DEBUG=1 prints its stack.)`
 
-class UsageError extends Error {}
-
-const DURATION = /^(\d+(?:\.\d+)?)(s|m|h|d)$/
-const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 }
-
-export function parseDuration(text: string): number {
-  const match = DURATION.exec(text)
-  if (match === null) throw new UsageError(`"${text}" is not a duration: write 90s, 30m, 1h or 2d`)
-  return Math.round(Number(match[1]) * (UNIT_SECONDS[match[2] as string] ?? 1))
-}
-
-/** A file's text; a file that cannot be read is a usage error. */
-function readText(file: string): string {
-  try {
-    return readFileSync(file, 'utf8')
-  } catch (error) {
-    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
-  }
-}
-
 /** A balance may be 0 (an empty wallet). */
 function checkAmount0(text: string): string {
   return /^0+(\.0{1,7})?$/.test(text) ? '0' : checkAmount(text, '--balance')
 }
 
-const integerOption = (values: Record<string, unknown>, name: string): number | undefined => {
-  const text = values[name]
-  if (typeof text !== 'string') return undefined
-  if (!/^\d+$/.test(text)) throw new UsageError(`--${name} takes a whole number, got "${text}"`)
-  return Number(text)
-}
-
-/** POST /sandbox/faults's body from the options: exactly one effect; the ranges are the platform's to check. */
-function faultBody(values: Record<string, unknown>, appId: string): Record<string, unknown> {
-  const status = integerOption(values, 'status')
-  const delayMs = integerOption(values, 'delay-ms')
-  const retryAfter = integerOption(values, 'retry-after')
-  const times = integerOption(values, 'times')
-  const effects = [status !== undefined, delayMs !== undefined, values.drop === true].filter(Boolean).length
-  if (effects !== 1) throw new UsageError('faults add takes one effect: --status 500|502|503|429, --delay-ms N or --drop')
-  if (retryAfter !== undefined && status === undefined) throw new UsageError('--retry-after goes with --status 429 or 503')
-  const when = values.when
-  if (when !== undefined && when !== 'before' && when !== 'after')
-    throw new UsageError(`--when takes before or after, got "${String(when)}"`)
-  let probability: number | undefined
-  if (typeof values.probability === 'string') {
-    probability = Number(values.probability)
-    if (values.probability.trim() === '' || !Number.isFinite(probability)) {
-      throw new UsageError(`--probability takes a number (0 < p <= 1), got "${values.probability}"`)
-    }
+/**
+ * A taken snapshot name: the API's message advises its own field (`"replace": true`), which a
+ * user of the command cannot send; the command's way is --force (docs/testing.md, #41 D9).
+ */
+async function forceHinted<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call
+  } catch (error) {
+    if (!(error instanceof SandboxError) || error.code !== 'snapshot_exists') throw error
+    throw new SandboxError(error.status, error.code, `${error.message.split(';')[0]}; pass --force to replace it.`)
   }
-  const match: Record<string, string> = {}
-  if (typeof values.route === 'string') match.route = values.route
-  if (typeof values.operation === 'string') match.operation_id = values.operation
-  if (typeof values['user-uid'] === 'string') match.user_uid = values['user-uid']
-  return {
-    app_id: appId,
-    ...(Object.keys(match).length === 0 ? {} : { match }),
-    effect:
-      status !== undefined
-        ? { status, ...(retryAfter === undefined ? {} : { retry_after_seconds: retryAfter }) }
-        : delayMs !== undefined
-          ? { delay_ms: delayMs }
-          : { drop: true },
-    ...(when === undefined ? {} : { when }),
-    ...(times === undefined ? {} : { times }),
-    ...(probability === undefined ? {} : { probability }),
-  }
-}
-
-/** One line a fault: every field the API answers, probability included. */
-function describeFault(f: Fault): string {
-  const match = [f.match.route, f.match.operation_id && `operation ${f.match.operation_id}`, f.match.user_uid && `user ${f.match.user_uid}`]
-    .filter(Boolean)
-    .join(', ')
-  const effect =
-    'status' in f.effect
-      ? `status ${f.effect.status}${f.effect.retry_after_seconds === undefined ? '' : ` (Retry-After ${f.effect.retry_after_seconds})`}`
-      : 'delay_ms' in f.effect
-        ? `delay ${f.effect.delay_ms} ms`
-        : 'drop'
-  return `${f.id}  app ${f.app_id}  ${match || 'every /v2 call'}  ${effect}  when ${f.when}  times_left ${f.times_left ?? 'unlimited'}  probability ${f.probability}`
 }
 
 /** What trigger and seed made: one line each (--json: the records, wallet seeds of new users included). */
@@ -309,7 +244,7 @@ async function run(argv: string[], out: (line: string) => void): Promise<number>
       }
       if (sub === 'save') {
         // The API's own rule: a taken name is 409 snapshot_exists unless replaced on purpose.
-        const saved = await api.snapshots.save(need(rest[0], '<name>'), values.force)
+        const saved = await forceHinted(api.snapshots.save(need(rest[0], '<name>'), values.force))
         show(saved, `saved ${saved.name}`)
         return EXIT.ok
       }
@@ -335,10 +270,12 @@ async function run(argv: string[], out: (line: string) => void): Promise<number>
       if (sub === 'import') {
         const file = need(values.file, '--file <path>')
         const text = readText(file)
-        const imported = await api.snapshots.import(text, {
-          ...(values.name === undefined ? {} : { name: values.name }),
-          replace: values.force,
-        })
+        const imported = await forceHinted(
+          api.snapshots.import(text, {
+            ...(values.name === undefined ? {} : { name: values.name }),
+            replace: values.force,
+          }),
+        )
         show(imported, `imported ${file} as ${imported.name}; plinth snapshot restore ${imported.name} puts the platform back to it`)
         return EXIT.ok
       }
@@ -397,98 +334,6 @@ async function run(argv: string[], out: (line: string) => void): Promise<number>
       break
   }
   throw new UsageError(`unknown command: ${positionals.join(' ')}`)
-}
-
-async function tail(
-  api: ReturnType<typeof createSandboxClient>,
-  appId: string,
-  json: boolean,
-  out: (line: string) => void,
-): Promise<number> {
-  let stopped = false
-  process.once('SIGINT', () => {
-    stopped = true
-  })
-  // Start from the newest entry: only calls made from now on are printed.
-  let after = (await api.requests.list(appId, { limit: 1 })).newest_cursor ?? undefined
-  while (!stopped) {
-    const page = await api.requests.list(appId, after === undefined ? { limit: 100 } : { after, limit: 100 })
-    for (const entry of page.requests) {
-      out(
-        json
-          ? JSON.stringify(entry)
-          : `${entry.at}  ${entry.status}  ${entry.method} ${entry.path}  ${entry.latency_ms} ms${entry.error_code === null ? '' : `  ${entry.error_code}`}${entry.fault === null ? '' : '  [injected fault]'}`,
-      )
-    }
-    if (page.next_cursor !== null) after = page.next_cursor
-    if (page.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 500))
-  }
-  return EXIT.ok
-}
-
-/** Resolves when `port` on `host` can be listened on; a UsageError naming the port when it cannot. */
-async function checkPort(host: string, port: number): Promise<void> {
-  await new Promise<void>((resolve, reject) => {
-    const probe = createServer()
-    probe.once('error', (error: NodeJS.ErrnoException) => reject(portError(error, host, port)))
-    probe.listen(port, host, () => probe.close(() => resolve()))
-  })
-}
-
-function portError(error: NodeJS.ErrnoException, host: string, port: number): Error {
-  if (error.code === 'EADDRINUSE') return new UsageError(`port ${port} on ${host} is in use: stop what listens there, or pass --port`)
-  if (error.code === 'EACCES') return new UsageError(`port ${port} on ${host} is not allowed to this user: pass --port 1024 or above`)
-  if (error.code === 'EADDRNOTAVAIL') return new UsageError(`${host} is not an address of this machine: pass --host`)
-  return error
-}
-
-async function start(values: Record<string, string | boolean | undefined>, adminToken: string | undefined): Promise<number> {
-  // Checked before anything is opened or created: a usage error leaves nothing behind.
-  if (values.seed !== undefined && values.seed !== 'demo' && values.seed !== 'empty') {
-    throw new UsageError(`--seed takes demo or empty, got "${values.seed}"`)
-  }
-  if (typeof values.port === 'string' && !(/^\d{1,5}$/.test(values.port) && Number(values.port) <= 65535)) {
-    throw new UsageError(`--port takes 0 to 65535, got "${values.port}"`)
-  }
-  const set = (name: string, value: string | boolean | undefined) => {
-    if (typeof value === 'string') process.env[name] = value
-  }
-  set('PORT', values.port)
-  set('HOST', values.host)
-  set('PLINTH_DATA_DIR', values['data-dir'])
-  set('DATABASE_URL', values['database-url'])
-  set('PLINTH_MODE', values.mode)
-  set('PLINTH_ADMIN_TOKEN', adminToken)
-  const { loadConfig, ConfigError } = await import('../config.js')
-  let config: ReturnType<typeof loadConfig>
-  try {
-    config = loadConfig()
-  } catch (error) {
-    if (error instanceof ConfigError) throw new UsageError(error.message)
-    throw error
-  }
-  if (config.port !== 0) await checkPort(config.host, config.port)
-  // A start that fails removes the data directory it created (an existing one is never touched).
-  const createdDir = config.databaseUrl === undefined && config.dataDir !== 'memory' && !existsSync(config.dataDir)
-  const { startServer } = await import('../start.js')
-  const { banner } = await import('./banner.js')
-  let server: Awaited<ReturnType<typeof startServer>>
-  try {
-    server = await startServer(config, { seed: values.seed !== 'empty' })
-  } catch (error) {
-    if (createdDir) rmSync(config.dataDir, { recursive: true, force: true })
-    // Taken between the check and the listen.
-    throw portError(error as NodeJS.ErrnoException, config.host, config.port)
-  }
-  process.stdout.write(banner(config, server.databaseKind, server.demo, server.readyMs, process.stdout.isTTY === true))
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      server.close().then(resolve, resolve)
-    }
-    process.once('SIGINT', stop)
-    process.once('SIGTERM', stop)
-  })
-  return EXIT.ok
 }
 
 run(process.argv.slice(2), (line) => process.stdout.write(`${line}\n`)).then(

@@ -9,6 +9,9 @@ import { Type } from 'typebox'
 /** An object's identifier in a path or a query: the ids src/lib/crypto.ts makes fit, and so do uids. */
 export const Id = (options: { description?: string } = {}) => Type.String({ minLength: 1, maxLength: 64, ...options })
 
+/** A value, or null in its place (a timestamp not reached yet, a field not given). */
+export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
+
 /** The path parameters of a route under one app. */
 export const AppParams = () => Type.Object({ app_id: Id() })
 

@@ -1,5 +1,7 @@
+import type { Kysely } from 'kysely'
 import type { CursorPosition } from '../core/cursors.js'
 import { ApiError } from '../core/errors.js'
+import type { DB } from '../db/schema.js'
 import { adviceFor, paymentState } from '../payments/payment-advice.js'
 import { toPaymentDTO } from '../payments/payment-dto.js'
 import type { MoveBy } from '../payments/payments-repo.js'
@@ -7,19 +9,26 @@ import type { PaymentsService } from '../payments/payments-service.js'
 import type { PaymentFilter, paymentViewsRepo } from './payment-views-repo.js'
 import type { ViewsService } from './views-service.js'
 
+/** What a route group that builds the payment views is given (the sandbox console's, the portal's). */
+export interface PaymentViewsDeps {
+  db: Kysely<DB>
+  publicUrl: string
+  payments: Pick<PaymentsService, 'complete' | 'cancel' | 'expireDueApprovals'>
+  /** This process's request log, flushed before the checklist, the overview and the search read it (undefined when off). */
+  requestLog: { flush(): Promise<void> } | undefined
+}
+
 /**
  * The sandbox's payment views (payment-views-routes.ts). Every view of an app's payments first
  * persists the platform's cancel of approvals whose window passed, so a listing shows what the
  * payments API would answer.
  */
-export function paymentViewsServiceFactory(deps: {
-  repo: ReturnType<typeof paymentViewsRepo>
-  views: Pick<ViewsService, 'requireApp' | 'requireUser'>
-  payments: Pick<PaymentsService, 'complete' | 'cancel' | 'expireDueApprovals'>
-  publicUrl: string
-  /** This process's request log, flushed before the checklist reads it (undefined when off). */
-  requestLog: { flush(): Promise<void> } | undefined
-}) {
+export function paymentViewsServiceFactory(
+  deps: Omit<PaymentViewsDeps, 'db'> & {
+    repo: ReturnType<typeof paymentViewsRepo>
+    views: Pick<ViewsService, 'requireApp' | 'requireUser'>
+  },
+) {
   const { repo, views, payments, publicUrl } = deps
 
   return {
@@ -128,3 +137,5 @@ export function paymentViewsServiceFactory(deps: {
     },
   }
 }
+
+export type PaymentViewsService = ReturnType<typeof paymentViewsServiceFactory>

@@ -36,6 +36,9 @@ describe(`plinth snapshot files (${TEST_DB})`, () => {
     const taken = await cli('snapshot', 'save', 'files')
     assert.equal(taken.code, 1)
     assertOneLine(taken.stderr, /snapshot_exists, 409/)
+    // The command's own flag, not the API's body field.
+    assert.match(taken.stderr, /A snapshot named files exists; pass --force to replace it\./)
+    assert.doesNotMatch(taken.stderr, /"replace"|replace=true/)
     await plinth.sandbox.users.create('snap_after_save')
     const forced = await cli('snapshot', 'save', 'files', '--force')
     assert.equal(forced.code, 0, forced.stderr)
@@ -66,6 +69,8 @@ describe(`plinth snapshot files (${TEST_DB})`, () => {
     const reimport = await cli('snapshot', 'import', '--file', file, '--name', 'from-file')
     assert.equal(reimport.code, 1)
     assertOneLine(reimport.stderr, /snapshot_exists/)
+    assert.match(reimport.stderr, /A snapshot named from-file exists; pass --force to replace it\./)
+    assert.doesNotMatch(reimport.stderr, /"replace"|replace=true/)
     assert.equal((await cli('snapshot', 'import', '--file', file, '--name', 'from-file', '--force')).code, 0)
     // Without --name: the name the file was exported under.
     assert.equal((await cli('snapshot', 'import', '--file', file)).code, 0)

@@ -1,17 +1,15 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { Kysely } from 'kysely'
 import { Type } from 'typebox'
 import { decodeCursor, encodeCursor, page } from '../../core/cursors.js'
-import { AppParams, Cursor, Id, PageLimit, SearchText } from '../../core/schemas.js'
-import type { DB } from '../../db/schema.js'
+import { AppParams, Cursor, Id, PageLimit } from '../../core/schemas.js'
 import { errorResponses } from '../../http/errors.js'
 import { ADMIN_SECURITY } from '../../http/openapi.js'
 import { PaymentDTOSchema, PaymentStateSchema } from '../../payments/payment-dto.js'
 import type { MoveBy } from '../../payments/payments-repo.js'
-import type { PaymentsService } from '../../payments/payments-service.js'
+import { paymentFilterQuery } from '../../views/payment-filter-query.js'
 import { paymentViewsRepo } from '../../views/payment-views-repo.js'
-import { paymentViewsServiceFactory } from '../../views/payment-views-service.js'
+import { type PaymentViewsDeps, paymentViewsServiceFactory } from '../../views/payment-views-service.js'
 import { viewsRepo } from '../../views/views-repo.js'
 import { viewsServiceFactory } from '../../views/views-service.js'
 
@@ -49,16 +47,7 @@ const AdviceSchema = Type.Object({
   }),
 })
 
-export function sandboxPayments(
-  app: FastifyInstance,
-  deps: {
-    db: Kysely<DB>
-    publicUrl: string
-    payments: Pick<PaymentsService, 'complete' | 'cancel' | 'expireDueApprovals'>
-    /** This process's request log, flushed before the checklist reads it (undefined when off). */
-    requestLog: { flush(): Promise<void> } | undefined
-  },
-): void {
+export function sandboxPayments(app: FastifyInstance, deps: PaymentViewsDeps): void {
   const views = viewsServiceFactory({ repo: viewsRepo(deps.db) })
   const service = paymentViewsServiceFactory({ ...deps, repo: paymentViewsRepo(deps.db), views })
   const r = app.withTypeProvider<TypeBoxTypeProvider>()
@@ -80,9 +69,7 @@ export function sandboxPayments(
           'cancelled); `direction`. `before=<next_cursor>` pages back; `next_cursor` is null on the last page.',
         params: AppParams(),
         querystring: Type.Object({
-          q: Type.Optional(SearchText()),
-          state: Type.Optional(StateSchema),
-          direction: Type.Optional(Type.Union([Type.Literal('user_to_app'), Type.Literal('app_to_user')])),
+          ...paymentFilterQuery(),
           before: Type.Optional(Cursor()),
           limit: Type.Optional(PageLimit()),
         }),

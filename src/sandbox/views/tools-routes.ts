@@ -1,18 +1,16 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyReply } from 'fastify'
-import type { Kysely } from 'kysely'
 import { type TSchema, Type } from 'typebox'
 import { ApiError } from '../../core/errors.js'
 import { AppParams, SearchText } from '../../core/schemas.js'
-import type { DB } from '../../db/schema.js'
 import { errorResponses } from '../../http/errors.js'
 import { ADMIN_SECURITY } from '../../http/openapi.js'
 import { toCsv } from '../../lib/csv.js'
 import { PAYMENT_STATES } from '../../payments/payment-advice.js'
 import { PaymentStateSchema } from '../../payments/payment-dto.js'
-import type { PaymentsService } from '../../payments/payments-service.js'
+import { paymentFilterQuery } from '../../views/payment-filter-query.js'
 import { paymentViewsRepo } from '../../views/payment-views-repo.js'
-import { paymentViewsServiceFactory } from '../../views/payment-views-service.js'
+import { type PaymentViewsDeps, paymentViewsServiceFactory } from '../../views/payment-views-service.js'
 import { SEARCH_LIMIT, toolsRepo } from '../../views/tools-repo.js'
 import { viewsRepo } from '../../views/views-repo.js'
 import { viewsServiceFactory } from '../../views/views-service.js'
@@ -103,16 +101,7 @@ function sendExport(
   return reply.send({ [options.listName]: options.rows, exported: options.rows.length, truncated: options.truncated })
 }
 
-export function sandboxTools(
-  app: FastifyInstance,
-  deps: {
-    db: Kysely<DB>
-    publicUrl: string
-    payments: Pick<PaymentsService, 'complete' | 'cancel' | 'expireDueApprovals'>
-    /** This process's request log, flushed before the overview and the search read it (undefined when off). */
-    requestLog: { flush(): Promise<void> } | undefined
-  },
-): void {
+export function sandboxTools(app: FastifyInstance, deps: PaymentViewsDeps): void {
   const { db, requestLog, payments } = deps
   const repo = toolsRepo(db)
   const views = viewsServiceFactory({ repo: viewsRepo(db) })
@@ -347,9 +336,7 @@ export function sandboxTools(
         params: AppParams(),
         querystring: Type.Object({
           ...ExportQuery,
-          q: Type.Optional(SearchText()),
-          state: Type.Optional(State),
-          direction: Type.Optional(Type.Union([Type.Literal('user_to_app'), Type.Literal('app_to_user')])),
+          ...paymentFilterQuery(),
         }),
         response: {
           200: exportResponse('payments', Type.Record(Type.String(), Type.Unknown())),
