@@ -236,6 +236,13 @@ export const PIPELINE: readonly Stage[] = [
         code: 'session_required',
         when: 'an account route without a live session cookie (production); for a session that is over, with `reason` (idle, expired, signed_out, suspended). X-Plinth-Background: 1 marks a request that records no use',
       },
+      { status: 401, code: 'invalid_personal_token', when: 'a /portal route with an unknown or revoked personal access token' },
+      {
+        status: 401,
+        code: 'personal_token_refused',
+        when: 'an /account or /operator route with Authorization: Bearer (a personal access token is for /portal only)',
+      },
+      { status: 403, code: 'read_only_token', when: 'a read personal access token on a /portal route other than GET or HEAD' },
       {
         status: 401,
         code: 'missing_scope',
@@ -244,7 +251,7 @@ export const PIPELINE: readonly Stage[] = [
     ],
     why: "After the routing stage's CORS and the site check (their hooks were captured first); before the rate limit and the faults, which need the principal.",
     register: (app, ctx, products) => {
-      const { credentials, apps, identity, accounts } = ctx.services
+      const { credentials, apps, identity, accounts, personalTokens } = ctx.services
       const cached = credentials.authenticator({ verifyApiKey: apps.verifyApiKey, verifyAccessToken: identity.verifyAccessToken })
       // Sandbox mode: a request-log replay, injected by the sandbox API, authenticates as the key that made the call.
       const grants = sandboxMode(ctx) ? replayGrants() : undefined
@@ -252,6 +259,7 @@ export const PIPELINE: readonly Stage[] = [
       registerAuth(app, {
         adminToken: ctx.config.adminToken,
         verifySession: accounts?.verifySession,
+        verifyPersonalToken: personalTokens?.verify,
         authenticator: {
           verifyAccessToken: cached.verifyAccessToken,
           // A key's last use is recorded (to the minute) whether the cache or the database answered.

@@ -7,7 +7,7 @@ import { Cursor, Id, PageLimit, SearchText, Timestamp, Username } from '../core/
 import type { DB } from '../db/schema.js'
 import { sessionPrincipal } from '../http/auth.js'
 import { errorResponses } from '../http/errors.js'
-import { SESSION_SECURITY } from '../http/openapi.js'
+import { PORTAL_SECURITY } from '../http/openapi.js'
 import { PaymentDTOSchema, PaymentStateSchema } from '../payments/payment-dto.js'
 import type { MoveBy } from '../payments/payments-repo.js'
 import type { PaymentsService } from '../payments/payments-service.js'
@@ -88,7 +88,7 @@ export interface PortalRoutesDeps {
 export function portalRoutes(app: FastifyInstance, deps: PortalRoutesDeps): void {
   const { portal } = deps
   const r = app.withTypeProvider<TypeBoxTypeProvider>()
-  const common = { tags: ['Portal'], security: SESSION_SECURITY }
+  const common = { tags: ['Portal'], security: PORTAL_SECURITY }
   const config = { auth: 'session', role: 'developer' } as const
   const viewRepo = viewsRepo(deps.db)
   const views = viewsServiceFactory({ repo: viewRepo })
