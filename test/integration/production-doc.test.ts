@@ -54,8 +54,10 @@ describe('docs/production.md, run as written', () => {
 
   it('D1: in a fresh clone, npx plinth admin create-operator runs before any build', async () => {
     const clone = join(temp, 'clone')
-    execFileSync('git', ['clone', '--quiet', '--depth', '1', `file://${REPO_ROOT}`, clone])
-    symlinkSync(join(REPO_ROOT, 'node_modules'), join(clone, 'node_modules'))
+    // The committed tree (the tests may run from a compiled mirror inside the repository).
+    const root = execFileSync('git', ['-C', REPO_ROOT, 'rev-parse', '--show-toplevel'], { encoding: 'utf8' }).trim()
+    execFileSync('git', ['clone', '--quiet', '--depth', '1', `file://${root}`, clone])
+    symlinkSync(join(root, 'node_modules'), join(clone, 'node_modules'))
     const made = await run('npx', ['--offline', 'plinth', 'admin', 'create-operator', 'olga'], {
       cwd: clone,
       env: { PLINTH_DATA_DIR: join(temp, 'clone-data'), PLINTH_MODE: 'production' },
