@@ -223,7 +223,7 @@ export const PIPELINE: readonly Stage[] = [
   {
     name: 'auth',
     runs: "a route's own onRequest, on routes declared with config.auth (key, token, admin or session), before the body is read",
-    does: "Authenticates the server API key, the access token, the admin token or the session cookie, and sets request.principal; then checks the token's scope. A session route's every answer, a refusal included, carries Cache-Control: no-store. Every token route must declare the scope it needs (the application does not start otherwise; its OpenAPI operation documents it). In sandbox mode a one-use replay grant (src/request-log/replay.ts) also stands for the key whose call the sandbox API replays.",
+    does: "Authenticates the server API key, the access token, the admin token or the session cookie (on /portal, a personal access token instead: Authorization: Bearer), and sets request.principal; then checks the token's scope. A session route's every answer, a refusal included, carries Cache-Control: no-store. Every token route must declare the scope it needs (the application does not start otherwise; its OpenAPI operation documents it). In sandbox mode a one-use replay grant (src/request-log/replay.ts) also stands for the key whose call the sandbox API replays.",
     refuses: [
       { status: 401, code: 'missing_authorization', when: 'a key or token route without a usable Authorization' },
       { status: 401, code: 'wrong_authorization_scheme', when: 'Key where Bearer is needed, or the reverse' },
@@ -275,7 +275,7 @@ export const PIPELINE: readonly Stage[] = [
   {
     name: 'client-header',
     runs: "a route's own onRequest, on the state-changing routes of the sandbox API and production's account API",
-    does: 'Requires Content-Type: application/json or, on the sandbox API without a body, X-Plinth-Client: what no simple cross-site request can carry.',
+    does: 'Requires Content-Type: application/json or, on the sandbox API without a body, X-Plinth-Client: what no simple cross-site request can carry. A /portal request the auth stage accepted a personal access token for is exempt: its Authorization header is what no simple request carries.',
     refuses: [
       { status: 415, code: 'client_header_required', when: 'a sandbox API POST, PUT, PATCH or DELETE with neither' },
       { status: 415, code: 'unsupported_media_type', when: 'an account API POST or DELETE that is not application/json' },
