@@ -123,6 +123,13 @@ describe('personal access tokens', () => {
     const refused = await bearer(made.token, 'GET', '/portal/apps')
     assert.equal(refused.status, 403)
     assert.equal(refused.body.error, 'forbidden')
+
+    // The role is read with the token on every request: withdrawn, it holds at the next one.
+    const dev = await developer()
+    const theirs = await make(dev)
+    assert.equal((await bearer(theirs.token, 'GET', '/portal/apps')).status, 200)
+    await sql`update users set roles = '{}' where username = ${dev.username}`.execute(platform.db)
+    assert.equal((await bearer(theirs.token, 'GET', '/portal/apps')).body.error, 'forbidden')
   })
 
   it('is refused on /account and /operator, an operator’s token included', async () => {
