@@ -4,7 +4,7 @@
  * serve `localhost` and let Verify reach an app on this machine.
  */
 import assert from 'node:assert/strict'
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -16,28 +16,10 @@ import { servedHostNames } from '../../src/http/site-guard.js'
 import { checkDomain } from '../../src/portal/domain-check.js'
 import { GOOD_PASSWORD } from '../helpers/accounts.js'
 import { plinthCliArgs } from '../helpers/cli-process.js'
-import { REPO_ROOT } from '../helpers/server-process.js'
+import { REPO_ROOT, runCommand } from '../helpers/server-process.js'
 
 const doc = readFileSync(join(REPO_ROOT, 'docs', 'production.md'), 'utf8')
 const blocks = [...doc.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((match) => match[1] ?? '')
-
-function run(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; input: string }) {
-  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve, reject) => {
-    const { DATABASE_URL: _url, PLINTH_DB_SCHEMA: _schema, PLINTH_SECRET_KEY: _key, PLINTH_DATA_DIR: _dir, ...inherited } = process.env
-    const child = spawn(command, args, { cwd: options.cwd, env: { ...inherited, ...options.env } })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk
-    })
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk
-    })
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))
-    child.stdin.end(options.input)
-  })
-}
 
 describe('docs/production.md, run as written', () => {
   const temp = mkdtempSync(join(tmpdir(), 'plinth-production-doc-'))
@@ -58,7 +40,7 @@ describe('docs/production.md, run as written', () => {
     const root = execFileSync('git', ['-C', REPO_ROOT, 'rev-parse', '--show-toplevel'], { encoding: 'utf8' }).trim()
     execFileSync('git', ['clone', '--quiet', '--depth', '1', `file://${root}`, clone])
     symlinkSync(join(root, 'node_modules'), join(clone, 'node_modules'))
-    const made = await run('npx', ['--offline', 'plinth', 'admin', 'create-operator', 'olga'], {
+    const made = await runCommand('npx', ['--offline', 'plinth', 'admin', 'create-operator', 'olga'], {
       cwd: clone,
       env: { PLINTH_DATA_DIR: join(temp, 'clone-data'), PLINTH_MODE: 'production' },
       input: `${GOOD_PASSWORD}\n`,
@@ -75,7 +57,7 @@ describe('docs/production.md, run as written', () => {
     cpSync(dirname(bundle), join(installed, 'dist', 'cli'), { recursive: true })
     writeFileSync(join(installed, 'package.json'), '{"name":"plinth","type":"module"}')
     symlinkSync(join(REPO_ROOT, 'node_modules'), join(installed, 'node_modules'))
-    const help = await run(process.execPath, [join(installed, 'bin', 'plinth.mjs'), '--help'], { cwd: temp, env: {}, input: '' })
+    const help = await runCommand(process.execPath, [join(installed, 'bin', 'plinth.mjs'), '--help'], { cwd: temp, env: {}, input: '' })
     assert.equal(help.code, 0, help.stderr)
     assert.match(help.stdout, /^plinth <command> \[options\]/)
   })
