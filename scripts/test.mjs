@@ -38,7 +38,12 @@ const RUN_ONCE = ['test/unit/', 'test/integration/examples.test.ts', 'test/integ
  * (cli-snapshot-files.test.ts); the case that needs PostgreSQL (db:migrate, in cli-start) uses
  * the server itself in any pass.
  */
-const CLI_SUITES = ['test/integration/cli.test.ts', 'test/integration/cli-fixtures.test.ts', 'test/integration/cli-start.test.ts']
+const CLI_SUITES = [
+  'test/integration/cli.test.ts',
+  'test/integration/cli-fixtures.test.ts',
+  'test/integration/cli-start.test.ts',
+  'test/integration/cli-portal.test.ts',
+]
 const runsOnce = (file) => [...RUN_ONCE, ...CLI_SUITES].some((entry) => (entry.endsWith('/') ? file.startsWith(entry) : file === entry))
 const args = process.argv.slice(2)
 const chosen = args.filter((arg) => arg.startsWith('--backend=')).map((arg) => arg.slice('--backend='.length))

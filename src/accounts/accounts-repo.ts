@@ -119,6 +119,17 @@ export function accountsRepo(db: Kysely<DB>) {
       return Number(removed.numDeletedRows)
     },
 
+    /** Revokes every personal access token of the user (a recovery, sign out everywhere); answers how many. */
+    async revokePersonalTokens(userId: string): Promise<number> {
+      const revoked = await db
+        .updateTable('personal_tokens')
+        .set({ revoked_at: sql<Date>`now()` })
+        .where('user_id', '=', userId)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst()
+      return Number(revoked.numUpdatedRows)
+    },
+
     /** Ends every live reset link of the user (but `except`, a token hash): they expire now. Answers how many. */
     async endResetLinks(userId: string, except?: string): Promise<number> {
       let query = db

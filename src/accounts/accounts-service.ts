@@ -185,12 +185,13 @@ export function accountsServiceFactory(deps: {
         await txRepo.revokeSessions(link.user_id)
         // Recovery trusts no credential the account had: whoever held it may have added a passkey, or another link.
         const passkeysRemoved = await txRepo.removePasskeys(link.user_id)
+        const tokensRevoked = await txRepo.revokePersonalTokens(link.user_id)
         await txRepo.endResetLinks(link.user_id)
         await audit.append(trx, {
           actor: `user:${link.user_id}`,
           action: 'reset-password',
           target: link.username,
-          details: { issued_by: link.created_by, passkeys_removed: passkeysRemoved },
+          details: { issued_by: link.created_by, passkeys_removed: passkeysRemoved, tokens_revoked: tokensRevoked },
         })
       })
       await throttle.clear(`signin-account:${link.username.toLowerCase()}`)
@@ -223,11 +224,13 @@ export function accountsServiceFactory(deps: {
       return inTransaction(db, async (trx) => {
         const txRepo = accountsRepo(trx)
         const ended = { sessions: await txRepo.revokeSessions(userId), passkeys: await txRepo.removePasskeys(userId, keep) }
+        // The panic button: a personal access token is a credential that outlives every session.
+        const tokensRevoked = await txRepo.revokePersonalTokens(userId)
         await audit.append(trx, {
           actor: `user:${userId}`,
           action: 'signout-everywhere',
           target: null,
-          details: { sessions_ended: ended.sessions, passkeys_removed: ended.passkeys },
+          details: { sessions_ended: ended.sessions, passkeys_removed: ended.passkeys, tokens_revoked: tokensRevoked },
         })
         return ended
       })

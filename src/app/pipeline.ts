@@ -223,7 +223,7 @@ export const PIPELINE: readonly Stage[] = [
   {
     name: 'auth',
     runs: "a route's own onRequest, on routes declared with config.auth (key, token, admin or session), before the body is read",
-    does: "Authenticates the server API key, the access token, the admin token or the session cookie, and sets request.principal; then checks the token's scope. A session route's every answer, a refusal included, carries Cache-Control: no-store. Every token route must declare the scope it needs (the application does not start otherwise; its OpenAPI operation documents it). In sandbox mode a one-use replay grant (src/request-log/replay.ts) also stands for the key whose call the sandbox API replays.",
+    does: "Authenticates the server API key, the access token, the admin token or the session cookie (on /portal, a personal access token instead: Authorization: Bearer), and sets request.principal; then checks the token's scope. A session route's every answer, a refusal included, carries Cache-Control: no-store. Every token route must declare the scope it needs (the application does not start otherwise; its OpenAPI operation documents it). In sandbox mode a one-use replay grant (src/request-log/replay.ts) also stands for the key whose call the sandbox API replays.",
     refuses: [
       { status: 401, code: 'missing_authorization', when: 'a key or token route without a usable Authorization' },
       { status: 401, code: 'wrong_authorization_scheme', when: 'Key where Bearer is needed, or the reverse' },
@@ -236,6 +236,13 @@ export const PIPELINE: readonly Stage[] = [
         code: 'session_required',
         when: 'an account route without a live session cookie (production); for a session that is over, with `reason` (idle, expired, signed_out, suspended). X-Plinth-Background: 1 marks a request that records no use',
       },
+      { status: 401, code: 'invalid_personal_token', when: 'a /portal route with an unknown or revoked personal access token' },
+      {
+        status: 401,
+        code: 'personal_token_refused',
+        when: 'an /account or /operator route with Authorization: Bearer (a personal access token is for /portal only)',
+      },
+      { status: 403, code: 'read_only_token', when: 'a read personal access token on a /portal route other than GET or HEAD' },
       {
         status: 401,
         code: 'missing_scope',
@@ -244,7 +251,7 @@ export const PIPELINE: readonly Stage[] = [
     ],
     why: "After the routing stage's CORS and the site check (their hooks were captured first); before the rate limit and the faults, which need the principal.",
     register: (app, ctx, products) => {
-      const { credentials, apps, identity, accounts } = ctx.services
+      const { credentials, apps, identity, accounts, personalTokens } = ctx.services
       const cached = credentials.authenticator({ verifyApiKey: apps.verifyApiKey, verifyAccessToken: identity.verifyAccessToken })
       // Sandbox mode: a request-log replay, injected by the sandbox API, authenticates as the key that made the call.
       const grants = sandboxMode(ctx) ? replayGrants() : undefined
@@ -252,6 +259,7 @@ export const PIPELINE: readonly Stage[] = [
       registerAuth(app, {
         adminToken: ctx.config.adminToken,
         verifySession: accounts?.verifySession,
+        verifyPersonalToken: personalTokens?.verify,
         authenticator: {
           verifyAccessToken: cached.verifyAccessToken,
           // A key's last use is recorded (to the minute) whether the cache or the database answered.
@@ -267,7 +275,7 @@ export const PIPELINE: readonly Stage[] = [
   {
     name: 'client-header',
     runs: "a route's own onRequest, on the state-changing routes of the sandbox API and production's account API",
-    does: 'Requires Content-Type: application/json or, on the sandbox API without a body, X-Plinth-Client: what no simple cross-site request can carry.',
+    does: 'Requires Content-Type: application/json or, on the sandbox API without a body, X-Plinth-Client: what no simple cross-site request can carry. A /portal request the auth stage accepted a personal access token for is exempt: its Authorization header is what no simple request carries.',
     refuses: [
       { status: 415, code: 'client_header_required', when: 'a sandbox API POST, PUT, PATCH or DELETE with neither' },
       { status: 415, code: 'unsupported_media_type', when: 'an account API POST or DELETE that is not application/json' },

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { accountRoutes } from '../accounts/account-routes.js'
 import { passkeyRoutes } from '../accounts/passkey-routes.js'
+import { tokenRoutes } from '../accounts/token-routes.js'
 import { approvalRoutes } from '../admin/approval-routes.js'
 import { operatorRoutes } from '../admin/operator-routes.js'
 import { adsRoutes, adsSandboxRoutes } from '../ads/ads-routes.js'
@@ -78,11 +79,12 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
     serves: "/account: production's account API, for the platform's own pages (a session cookie); production mode",
     when: (ctx) => ctx.services.accounts !== undefined,
     register: (app, ctx) => {
-      const { accounts, passkeys, identity, payments, paymentStepUp: stepUp } = ctx.services
-      if (accounts === undefined || passkeys === undefined || stepUp === undefined)
+      const { accounts, passkeys, personalTokens, identity, payments, paymentStepUp: stepUp } = ctx.services
+      if (accounts === undefined || passkeys === undefined || personalTokens === undefined || stepUp === undefined)
         throw new Error('the account routes need the accounts service (production mode)')
       accountRoutes(app, { accounts, identity, payments, stepUp })
       passkeyRoutes(app, { passkeys, publicUrl: ctx.config.publicUrl })
+      tokenRoutes(app, { tokens: personalTokens })
     },
   },
   {

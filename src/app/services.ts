@@ -4,6 +4,7 @@ import { type AccountsService, accountsServiceFactory } from '../accounts/accoun
 import { type PasskeysService, passkeysServiceFactory } from '../accounts/passkeys.js'
 import { passwordPepper } from '../accounts/passwords.js'
 import { type PaymentStepUp, paymentStepUpFactory } from '../accounts/payment-step-up.js'
+import { type PersonalTokensService, personalTokensServiceFactory } from '../accounts/personal-tokens.js'
 import { type OperatorService, operatorServiceFactory } from '../admin/operator-service.js'
 import { type AdsService, adsServiceFactory } from '../ads/ads-service.js'
 import { type AppsService, appsServiceFactory } from '../apps/apps-service.js'
@@ -58,6 +59,8 @@ export interface Services {
   accounts: AccountsService | undefined
   /** Production's passkeys (WebAuthn), beside the accounts. */
   passkeys: PasskeysService | undefined
+  /** Production's personal access tokens: a person's credential for the /portal API (docs/portal.md). */
+  personalTokens: PersonalTokensService | undefined
   /** Production's step-up for large payments: the password with the pay (docs/production.md). */
   paymentStepUp: PaymentStepUp | undefined
   /** Production, PLINTH_REQUEST_LOG unset: the apps whose owner turned their request log on. */
@@ -214,6 +217,7 @@ export function buildServices(deps: AppDeps, log: FastifyBaseLogger): Services {
     notifications,
     accounts,
     passkeys: accounts === undefined ? undefined : passkeysServiceFactory({ db, accounts }),
+    personalTokens: accounts === undefined ? undefined : personalTokensServiceFactory({ db, accounts, auditKey }),
     paymentStepUp:
       accounts === undefined
         ? undefined

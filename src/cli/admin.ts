@@ -1,5 +1,4 @@
 import { userInfo } from 'node:os'
-import { createInterface } from 'node:readline'
 import { parseArgs } from 'node:util'
 import { adminServiceFactory } from '../admin/admin-service.js'
 import { type ChainCheck, formatAuditHead, parseAuditHead } from '../audit/audit-log.js'
@@ -9,6 +8,7 @@ import { ConfigError, loadConfig } from '../config.js'
 import { ApiError } from '../core/errors.js'
 import { openDatabase } from '../db/database.js'
 import { resolveSecretKey } from '../lib/secret-key.js'
+import { readPasswordInput } from './password-input.js'
 
 /** `plinth admin`: exit codes as the other commands' (0 done, 1 refused, 2 usage), and 3 when the database cannot be opened. */
 export const ADMIN_EXIT = { ok: 0, refused: 1, usage: 2, noDatabase: 3 } as const
@@ -65,25 +65,8 @@ function describeCheck(checked: ChainCheck): string {
 
 /** The password: standard input when it is not a terminal (its first line), else asked for twice without echo. */
 async function readPassword(): Promise<string> {
-  if (!process.stdin.isTTY) {
-    let text = ''
-    for await (const chunk of process.stdin) text += String(chunk)
-    return text.replace(/\r?\n$/, '').split(/\r?\n/, 1)[0] ?? ''
-  }
-  const ask = (question: string) =>
-    new Promise<string>((resolve) => {
-      const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true })
-      const muted = rl as unknown as { _writeToOutput: (text: string) => void }
-      process.stderr.write(question)
-      muted._writeToOutput = () => {}
-      rl.question('', (answer) => {
-        rl.close()
-        process.stderr.write('\n')
-        resolve(answer)
-      })
-    })
-  const first = await ask('Password: ')
-  if ((await ask('Again: ')) !== first) throw new AdminUsageError('the two passwords differ')
+  const [first = '', again = first] = await readPasswordInput(['Password: ', 'Again: '])
+  if (again !== first) throw new AdminUsageError('the two passwords differ')
   return first
 }
 

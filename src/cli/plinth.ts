@@ -46,6 +46,7 @@ Commands
   logs tail --app <id>                               follow an app's request log (Ctrl-C stops)
   admin <command>                                    the operator's commands, on the database itself
                                                      (plinth admin --help)
+  portal <command>                                   the developer portal with a personal access token (plinth portal --help)
 
 Options
   --url URL            the platform (default $PLINTH_URL or http://127.0.0.1:8080)
@@ -94,6 +95,7 @@ function showMade(result: { made: Made[]; note?: string }, json: boolean, out: (
 }
 
 async function run(argv: string[], out: (line: string) => void): Promise<number> {
+  if (argv[0] === 'portal') return (await import('./portal.js')).runPortal(argv.slice(1), out)
   if (argv[0] === 'admin') {
     // Its own options (--owner, --name, …); it opens the database, so it is loaded only when used.
     const { runAdmin, AdminUsageError } = await import('./admin.js')

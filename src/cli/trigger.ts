@@ -64,8 +64,15 @@ const toStroops = (amount: string): bigint => {
 const fromStroops = (stroops: bigint): string => `${stroops / STROOPS}.${(stroops % STROOPS).toString().padStart(7, '0')}`
 
 /** The app the fixtures are for, with a key minted for this run (revoked by `close`). */
-export async function openApp(api: SandboxClient, appId: string | undefined, appSeed: string | undefined) {
-  const id = appId ?? (await api.demo()).app_id
+export async function openApp(api: SandboxClient, appId: string | undefined, givenSeed: string | undefined) {
+  let id = appId
+  let appSeed = givenSeed
+  if (id === undefined) {
+    // The demo app's seed is kept by the sandbox (GET /sandbox/demo): its fixtures need no --app-seed.
+    const demo = await api.demo()
+    id = demo.app_id
+    appSeed ??= demo.app_wallet_seed ?? undefined
+  }
   const key = await api.keys.create(id)
   const app = (await api.call<{ wallet_address: string; network: string }>('GET', `/sandbox/apps/${encodeURIComponent(id)}`)) as {
     wallet_address: string
@@ -277,9 +284,9 @@ export async function trigger(api: SandboxClient, fixture: string, options: Trig
     throw new FixtureUsageError(`unknown fixture "${fixture}": one of ${FIXTURES.join(', ')}`)
   }
   const chosen = fixture as Fixture
-  if (chosen === 'a2u-submitted' && options.appSeed === undefined) {
+  if (chosen === 'a2u-submitted' && options.appSeed === undefined && options.app !== undefined) {
     throw new FixtureUsageError(
-      "a2u-submitted signs the app's ledger transaction: pass --app-seed S… (the app's wallet seed, printed once by plinth apps create)",
+      "a2u-submitted signs the app's ledger transaction: pass --app-seed S… (the app's wallet seed, printed once by plinth apps create; the demo app's is kept by the sandbox)",
     )
   }
   if (

@@ -118,8 +118,9 @@ export function createSandboxClient(baseUrl: string, options: SandboxClientOptio
   return {
     call,
     callText,
-    /** The demo app and user (404 app_not_found when the platform has none). */
-    demo: () => call<{ app_id: string; app_name: string; user_id: string; username: string }>('GET', '/sandbox/demo'),
+    /** The demo app and user, and the demo app wallet's seed (404 app_not_found when the platform has none). */
+    demo: () =>
+      call<{ app_id: string; app_name: string; user_id: string; username: string; app_wallet_seed: string | null }>('GET', '/sandbox/demo'),
     apps: {
       create: (name: string, url?: string) => call<SandboxApp>('POST', '/sandbox/apps', url === undefined ? { name } : { name, url }),
       list: () => call<{ apps: { app_id: string; name: string; wallet_address: string }[] }>('GET', '/sandbox/apps'),

@@ -19,14 +19,29 @@ export interface TokenPrincipal {
   expiresAt: Date
 }
 
-/** A signed-in person, in the platform's own pages (production's account routes): a session cookie. */
+/**
+ * A signed-in person, in the platform's own pages (production's account routes): a session cookie,
+ * or, on `/portal` routes only, a personal access token of theirs (`token`; `sessionId` is then the
+ * token's id, which no session has, so nothing that needs a session's re-authentication passes).
+ */
 export interface SessionPrincipal {
   kind: 'session'
   sessionId: string
   userId: string
   username: string
   roles: string[]
+  token?: PersonalTokenGrant
 }
+
+/** What a personal access token allows: `read` is GET and HEAD only, `write` what the portal session may do. */
+export type PersonalTokenScope = 'read' | 'write'
+export interface PersonalTokenGrant {
+  id: string
+  scope: PersonalTokenScope
+}
+
+/** A personal access token checked: the person it acts as, or why it is refused. */
+export type PersonalTokenCheck = SessionPrincipal | 'expired' | 'suspended' | undefined
 
 /**
  * Why a session cookie's session is over, said to the browser that holds its token (docs/accounts.md,

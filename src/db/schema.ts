@@ -49,6 +49,22 @@ export interface AccountSessionsTable {
   reauthenticated_at: Optional<Date>
 }
 
+/** A personal access token of an account, for the /portal API (migration 0025). */
+export interface PersonalTokensTable {
+  id: string
+  user_id: string
+  name: string
+  scope: 'read' | 'write'
+  /** SHA-256 of the token, hex; the token is shown once and never stored. */
+  token_hash: string
+  /** The token's first characters, for display. */
+  prefix: string
+  created_at: Defaulted<Date>
+  expires_at: Date
+  last_used_at: Optional<Date>
+  revoked_at: Optional<Date>
+}
+
 /** A passkey (WebAuthn credential) of an account (migration 0016). */
 export interface AccountPasskeysTable {
   /** The credential id, base64url. */
@@ -439,6 +455,7 @@ export interface DB {
   account_sessions: AccountSessionsTable
   signin_throttle: SigninThrottleTable
   account_passkeys: AccountPasskeysTable
+  personal_tokens: PersonalTokensTable
   webauthn_challenges: WebauthnChallengesTable
   audit_log: AuditLogTable
   apps: AppsTable

@@ -1,6 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify'
 import { ApiError } from '../core/errors.js'
-import type { Authenticator, KeyPrincipal, SessionEnd, SessionPrincipal, Suspended, TokenPrincipal } from '../core/principals.js'
+import type {
+  Authenticator,
+  KeyPrincipal,
+  PersonalTokenCheck,
+  SessionEnd,
+  SessionPrincipal,
+  Suspended,
+  TokenPrincipal,
+} from '../core/principals.js'
 import { SCOPES, type Scope } from '../core/scopes.js'
 import { constantTimeEqual } from '../lib/crypto.js'
 import { scopeDescription, tokenSecurity } from './openapi.js'
@@ -23,6 +31,12 @@ import { sessionToken } from './session-cookie.js'
  *   Every answer of a session route, a refusal included, carries `Cache-Control: no-store`: it is
  *   one person's (their account, their apps, the operator's view of everyone), and no browser cache
  *   or proxy may keep it for the next user of the machine.
+ *   On the `/portal` routes, `Authorization: Bearer <personal access token>` stands for the
+ *   cookie (docs/portal.md, "The portal from the command line"): the token acts as its account,
+ *   under the same role and membership checks; a `read` token may only GET or HEAD. The token is
+ *   then the request's only credential: a cookie sent beside it is not read. Every other session
+ *   route (`/account`, `/operator`) refuses a Bearer credential (401 personal_token_refused): a
+ *   token never manages the account or the platform, nor makes another credential.
  */
 export type AuthKind = 'key' | 'token' | 'admin' | 'session'
 /** A role a session route may require: the developer portal's and the operator's console's. */
@@ -77,6 +91,35 @@ const SESSION_ENDED: Record<SessionEnd, string> = {
   suspended: "The platform's operator has suspended this account: it cannot sign in until they restore it.",
 }
 
+/** The session routes a personal access token may call. */
+const takesPersonalTokens = (url: string) => url === '/portal' || url.startsWith('/portal/')
+const READ_METHODS = new Set(['GET', 'HEAD'])
+
+/** The person a personal access token acts as on a `/portal` route, or the refusal. */
+async function personalTokenPrincipal(
+  verify: ((token: string) => Promise<PersonalTokenCheck>) | undefined,
+  credential: string,
+  url: string,
+  method: string,
+): Promise<SessionPrincipal> {
+  if (!takesPersonalTokens(url) || verify === undefined) {
+    throw new ApiError(
+      'personal_token_refused',
+      'A personal access token is accepted on the /portal API only: the account and the operator routes need a signed-in session.',
+    )
+  }
+  const checked = await verify(credential)
+  if (checked === 'expired')
+    throw new ApiError('token_expired', 'The personal access token has expired: make a new one (POST /account/tokens).')
+  if (checked === 'suspended')
+    throw new ApiError('user_suspended', "The platform's operator has suspended this account: its tokens are refused.")
+  if (checked === undefined) throw new ApiError('invalid_personal_token', 'The personal access token is unknown or has been revoked.')
+  if (checked.token?.scope === 'read' && !READ_METHODS.has(method)) {
+    throw new ApiError('read_only_token', 'This personal access token has the read scope: it may only GET. Use a write token.')
+  }
+  return checked
+}
+
 const suspended = (code: Suspended) =>
   code === 'app_suspended'
     ? new ApiError('app_suspended', "The platform's operator has suspended this app: its keys and its users' tokens are refused.")
@@ -125,12 +168,23 @@ export function registerAuth(
     adminToken: string | undefined
     /** The session of a session cookie's token (production mode); session routes refuse every request without it. */
     verifySession?: ((token: string, background: boolean) => Promise<SessionPrincipal | SessionEnd | undefined>) | undefined
+    /** The person of a personal access token (production mode), which `/portal` routes take instead of the cookie. */
+    verifyPersonalToken?: ((token: string) => Promise<PersonalTokenCheck>) | undefined
   },
 ): void {
-  const { authenticator, adminToken, verifySession } = options
+  const { authenticator, adminToken, verifySession, verifyPersonalToken } = options
   app.decorateRequest('principal', undefined)
   // Routes declared after this call; buildApp declares every route after it.
   app.addHook('onRoute', checkScopeDeclaration)
+
+  /** The live session of the request's cookie, or the refusal (with why the session ended, when it did). */
+  const cookieSession = async (request: FastifyRequest): Promise<SessionPrincipal> => {
+    const token = sessionToken(request)
+    const session = token === undefined || verifySession === undefined ? undefined : await verifySession(token, isBackground(request))
+    if (session === undefined) throw new ApiError('session_required', 'Sign in first: this needs a signed-in session.')
+    if (typeof session === 'string') throw new ApiError('session_required', SESSION_ENDED[session], { reason: session })
+    return session
+  }
 
   /** The route's own check, with its kind and scope read once, when the route is declared. */
   const authenticate =
@@ -150,12 +204,13 @@ export function registerAuth(
 
       if (kind === 'session') {
         reply.header('cache-control', 'no-store')
-        const token = sessionToken(request)
-        const session = token === undefined || verifySession === undefined ? undefined : await verifySession(token, isBackground(request))
-        if (session === undefined) throw new ApiError('session_required', 'Sign in first: this needs a signed-in session.')
-        if (typeof session === 'string') throw new ApiError('session_required', SESSION_ENDED[session], { reason: session })
-        request.principal = session
-        if (role !== undefined && !session.roles.includes(role)) throw new ApiError('forbidden', `This needs the ${role} role.`)
+        const bearer = parseAuthorization(request.headers.authorization)
+        const person =
+          bearer?.scheme === 'bearer'
+            ? await personalTokenPrincipal(verifyPersonalToken, bearer.credential, url, request.method)
+            : await cookieSession(request)
+        request.principal = person
+        if (role !== undefined && !person.roles.includes(role)) throw new ApiError('forbidden', `This needs the ${role} role.`)
         return
       }
 
@@ -208,6 +263,9 @@ export function keyPrincipal(request: FastifyRequest): KeyPrincipal {
   if (principal?.kind !== 'key') throw new Error(`route ${request.routeOptions.url ?? ''} is not declared with auth: 'key'`)
   return principal
 }
+
+/** Whether a personal access token, not a session cookie, authenticated this request. */
+export const byPersonalToken = (request: FastifyRequest) => request.principal?.kind === 'session' && request.principal.token !== undefined
 
 /** The signed-in person of this request (routes with `auth: 'session'`). */
 export function sessionPrincipal(request: FastifyRequest): SessionPrincipal {

@@ -40,7 +40,16 @@ export const SECURITY_SCHEMES = {
       "Production's account routes: the session cookie that POST /account/signup and /account/signin set. Sent by the platform's own " +
       'pages only (same origin, application/json); docs/accounts.md.',
   },
+  PersonalToken: {
+    type: 'http',
+    scheme: 'bearer',
+    description:
+      'The /portal routes only: a personal access token (`plinth_pat_…`, from POST /account/tokens), sent as `Authorization: Bearer <token>` ' +
+      'by scripts and `plinth portal`. It acts as its account; a `read` token may only GET (403 `read_only_token`). docs/portal.md.',
+  },
 } as const
 
 /** The security requirement of a session route. */
 export const SESSION_SECURITY = [{ Session: [] }]
+/** The /portal routes': the session cookie, or a personal access token instead. */
+export const PORTAL_SECURITY: SecurityRequirement[] = [{ Session: [] }, { PersonalToken: [] }]

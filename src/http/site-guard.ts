@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import { ApiError } from '../core/errors.js'
+import { byPersonalToken } from './auth.js'
 import { addRouteHook } from './route-hooks.js'
 
 /**
@@ -27,6 +28,11 @@ import { addRouteHook } from './route-hooks.js'
  * way, whatever its method, and takes only `Content-Type: application/json` on a state-changing
  * request (415 `unsupported_media_type`): its session cookie is SameSite=Lax, and this keeps a
  * same-site page or a browser without SameSite from using it.
+ *
+ * A `/portal` request authenticated by a personal access token (`Authorization: Bearer`, checked
+ * by the auth stage before the body rule runs) is exempt from the body rule: the rule stops a
+ * simple request, which can carry the cookie but never an Authorization header. The site check
+ * still applies to it (docs/security.md, "Personal access tokens").
  *
  * A request with no browser header at all (curl, the CLI, SDKs) passes the site check. The
  * ledger's `POST /ledger/transactions` is left open to every origin, as Horizon's is: a
@@ -152,7 +158,8 @@ export function registerClientHeaderRule(app: FastifyInstance): void {
     if (!rule?.unsafe) return
     if (rule.jsonOnly) {
       addRouteHook(route, 'onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
-        done(UNSAFE_METHODS.has(request.method) && !isJson(request) ? notAccountJson() : undefined)
+        // A personal access token came in an Authorization header, which no simple request carries.
+        done(UNSAFE_METHODS.has(request.method) && !isJson(request) && !byPersonalToken(request) ? notAccountJson() : undefined)
       })
       return
     }

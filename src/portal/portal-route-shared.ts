@@ -1,10 +1,10 @@
 import type { FastifyRequest } from 'fastify'
 import { sessionPrincipal } from '../http/auth.js'
-import { SESSION_SECURITY } from '../http/openapi.js'
+import { PORTAL_SECURITY } from '../http/openapi.js'
 import type { PortalService } from './portal-service.js'
 
 /** Every portal route's OpenAPI tag and security scheme. */
-export const PORTAL_SCHEMA = { tags: ['Portal'], security: SESSION_SECURITY }
+export const PORTAL_SCHEMA = { tags: ['Portal'], security: PORTAL_SECURITY }
 
 /** Every portal route but `POST /portal/developer`: a session with the developer role (403 forbidden without). */
 export const DEVELOPER_ROUTE = { auth: 'session', role: 'developer' } as const

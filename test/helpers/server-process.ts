@@ -185,10 +185,26 @@ export function runPlinthCli(
   args: string[],
   options: { env?: NodeJS.ProcessEnv; input?: string; node?: string[] } = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
+  const node = options.node ?? nodeArgs('src/cli/plinth.ts')
+  return runCommand(process.execPath, [...node, ...args], options)
+}
+
+/**
+ * Runs `command` as a user runs it, in `cwd`: `env` over this process's environment without its
+ * backend (DATABASE_URL, schema, secret key, data directory), `input` on its standard input;
+ * answers when it exits.
+ */
+export function runCommand(
+  command: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; input?: string; cwd?: string } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolveRun, reject) => {
     const { DATABASE_URL: _url, PLINTH_DB_SCHEMA: _schema, PLINTH_SECRET_KEY: _key, PLINTH_DATA_DIR: _dir, ...inherited } = process.env
-    const node = options.node ?? nodeArgs('src/cli/plinth.ts')
-    const child = spawn(process.execPath, [...node, ...args], { env: { ...inherited, ...options.env } })
+    const child = spawn(command, args, {
+      env: { ...inherited, ...options.env },
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (chunk) => {

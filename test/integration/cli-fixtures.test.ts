@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import { Keypair } from '@stellar/stellar-base'
 import { type RunningPlinth, startPlinth } from '../../src/index.js'
 import { assertOneLine, runCli } from '../helpers/cli-process.js'
 import { TEST_DB } from '../helpers/platform.js'
@@ -125,6 +126,18 @@ describe(`plinth trigger, seed and faults (${TEST_DB})`, () => {
     const keys = await plinth.sandbox.call<{ keys: Array<{ revoked_at: string | null }> }>('GET', `/sandbox/apps/${demoAppId}`)
     assert.equal(keys.keys.filter((k) => k.revoked_at === null).length, 2)
     assert.ok(keys.keys.length >= 8)
+  })
+
+  it('trigger a2u-submitted on the demo app needs no --app-seed: GET /sandbox/demo answers its wallet seed (docs/testing.md)', async () => {
+    const demo = await plinth.sandbox.demo()
+    const wallet = await plinth.sandbox.call<{ wallet_address: string }>('GET', `/sandbox/apps/${demo.app_id}`)
+    assert.ok(demo.app_wallet_seed !== null, 'the demo keeps its seed')
+    assert.equal(Keypair.fromSecret(demo.app_wallet_seed).publicKey(), wallet.wallet_address, "the seed is the demo app wallet's")
+    const a2u = (await made('trigger', 'a2u-submitted', '--amount', '1.5')).made[0]
+    const sent = await read(a2u?.payment_id ?? '')
+    assert.equal(sent.direction, 'app_to_user')
+    assert.equal(sent.status.transaction_verified, true)
+    assert.equal(sent.transaction?.txid, a2u?.txid)
   })
 
   it('trigger: a2u-submitted (with the app’s wallet seed), user-with-balance, notification, expired', async () => {

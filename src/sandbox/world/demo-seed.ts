@@ -6,6 +6,7 @@ import { inTransaction } from '../../db/transaction.js'
 import { identityServiceFactory } from '../../identity/identity-service.js'
 import { ledgerServiceFactory } from '../../ledger/ledger-service.js'
 import { ledgerWallets } from '../../ledger/wallets.js'
+import { decryptSecret, encryptSecret } from '../../lib/crypto.js'
 
 export interface DemoInfo {
   appId: string
@@ -14,6 +15,19 @@ export interface DemoInfo {
   username: string
   /** Present only on the start that created the demo: keys are shown once. */
   apiKey?: string
+  /**
+   * The demo app wallet's seed, sealed under PLINTH_SECRET_KEY (stored in the demo's record only):
+   * a sandbox fixture the developer plays the platform for, which `GET /sandbox/demo` answers so
+   * that A2U fixtures can sign for it (docs/testing.md). Absent for a demo made before it was kept.
+   */
+  appWalletSeedSealed?: string
+}
+
+const demoSeedContext = (appId: string) => `demo-app-wallet:${appId}`
+
+/** The demo app wallet's seed from its record, or null when the record keeps none. */
+export function openDemoAppSeed(secretKey: Buffer, info: DemoInfo): string | null {
+  return info.appWalletSeedSealed === undefined ? null : decryptSecret(secretKey, info.appWalletSeedSealed, demoSeedContext(info.appId))
 }
 
 const DEMO_KEY = 'demo'
@@ -47,7 +61,13 @@ export async function seedDemo(db: Kysely<DB>, deps: { clock: Clock; secretKey: 
     })
     const app = await apps.createApp({ name: 'Plinth Demo', network: 'Pi Testnet' })
     const user = await identity.createUser('demo_pioneer')
-    const info: DemoInfo = { appId: app.app.id, appName: app.app.name, userId: user.userId, username: user.username }
+    const info: DemoInfo = {
+      appId: app.app.id,
+      appName: app.app.name,
+      userId: user.userId,
+      username: user.username,
+      appWalletSeedSealed: encryptSecret(deps.secretKey, app.wallet.seed, demoSeedContext(app.app.id)),
+    }
     await trx
       .updateTable('platform_meta')
       .set({ value: JSON.stringify(info) })

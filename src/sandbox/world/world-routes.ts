@@ -245,9 +245,17 @@ export function worldRoutes(app: FastifyInstance, deps: { world: WorldService })
       schema: {
         ...common,
         operationId: 'sandboxGetDemo',
-        summary: 'The demo app and user (never its key: mint one with POST /sandbox/apps/{app_id}/keys)',
+        summary: "The demo app and user, and the demo app wallet's seed (never its key: mint one with POST /sandbox/apps/{app_id}/keys)",
+        description:
+          "The seed signs the demo app's app-to-user transactions (`plinth trigger a2u-submitted` reads it here). It is null for a demo made by a Plinth that did not keep it: reset the sandbox for a new demo app.",
         response: {
-          200: Type.Object({ app_id: Type.String(), app_name: Type.String(), user_id: Type.String(), username: Type.String() }),
+          200: Type.Object({
+            app_id: Type.String(),
+            app_name: Type.String(),
+            user_id: Type.String(),
+            username: Type.String(),
+            app_wallet_seed: Type.Union([Type.String({ description: "The demo app wallet's secret seed (S…)" }), Type.Null()]),
+          }),
           ...errorResponses(401, 404),
         },
       },
@@ -256,7 +264,13 @@ export function worldRoutes(app: FastifyInstance, deps: { world: WorldService })
       const demo = await world.demo()
       if (demo === undefined)
         throw new ApiError('app_not_found', 'This platform has no demo app (it was reset empty, or started with --seed empty).')
-      return { app_id: demo.appId, app_name: demo.appName, user_id: demo.userId, username: demo.username }
+      return {
+        app_id: demo.appId,
+        app_name: demo.appName,
+        user_id: demo.userId,
+        username: demo.username,
+        app_wallet_seed: demo.appWalletSeed,
+      }
     },
   )
 

@@ -3,7 +3,7 @@ import type { Clock, PlatformClock } from '../../clock/clock.js'
 import { ApiError } from '../../core/errors.js'
 import type { DB } from '../../db/schema.js'
 import { bumpGeneration, type SandboxSync } from '../sandbox-sync.js'
-import { type DemoInfo, seedDemo } from './demo-seed.js'
+import { type DemoInfo, openDemoAppSeed, seedDemo } from './demo-seed.js'
 import { type Catalog, readCatalog, type SequenceValue, worldRepo } from './world-repo.js'
 
 /**
@@ -255,11 +255,12 @@ export function worldServiceFactory(deps: WorldDeps) {
       })
     },
     /** The demo app and user, without its key (shown once), or undefined when the platform has none. */
-    async demo(): Promise<Omit<DemoInfo, 'apiKey'> | undefined> {
+    async demo(): Promise<(Omit<DemoInfo, 'apiKey' | 'appWalletSeedSealed'> & { appWalletSeed: string | null }) | undefined> {
       const value = await worldRepo(db).demo()
       if (value === undefined) return undefined
-      const { appId, appName, userId, username } = JSON.parse(value) as DemoInfo
-      return { appId, appName, userId, username }
+      const info = JSON.parse(value) as DemoInfo
+      const { appId, appName, userId, username } = info
+      return { appId, appName, userId, username, appWalletSeed: openDemoAppSeed(deps.secretKey, info) }
     },
 
     async listSnapshots(): Promise<Array<{ name: string; createdAt: Date; bytes: number }>> {

@@ -83,6 +83,7 @@ describe('the portal and operator authorization matrix', () => {
   /** The matrix: `METHOD path` as in the OpenAPI document, and its row (with a valid body, so input checks cannot hide a refusal). */
   const matrix = (): Record<string, Case> => ({
     'post /portal/developer': { row: SELF_SERVICE },
+    'get /portal/me': { row: { ...signedOut, user: 'ok', stranger: 'ok', operator: 'ok', member: 'ok', owner: 'ok' } },
     'post /portal/apps': { row: DEVELOPER, body: { name: 'Another', url: 'https://another.example/' } },
     'get /portal/apps': { row: DEVELOPER },
     'get /portal/apps/{app_id}': { row: MEMBER },
