@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import { Type } from 'typebox'
+import { ListingSchema } from '../apps/listing-schema.js'
 import { decodeCursor, encodeCursor, page } from '../core/cursors.js'
 import { Cursor, Id, PageLimit, SearchText, Timestamp, Username } from '../core/schemas.js'
 import type { DB } from '../db/schema.js'
@@ -21,7 +22,7 @@ import { viewsServiceFactory } from '../views/views-service.js'
 import type { PortalService } from './portal-service.js'
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
-const AppView = Type.Object({
+export const AppView = Type.Object({
   app_id: Type.String(),
   name: Type.String(),
   network: Type.String(),
@@ -36,6 +37,7 @@ const AppView = Type.Object({
   verified_at: Nullable(Timestamp()),
   verified_by: Nullable(Type.Union([Type.Literal('domain'), Type.Literal('operator')])),
   suspended: Type.Boolean({ description: "Suspended by the platform's operator: keys and tokens refused, not in the directory" }),
+  listing: ListingSchema,
   request_log: Type.Boolean({ description: "Whether the app's /v2 calls are kept in its request log" }),
 })
 const Network = Type.Union([Type.Literal('Pi Network'), Type.Literal('Pi Testnet')])
