@@ -52,5 +52,3 @@ export function listingGate(db: Kysely<DB>) {
     )
   }
 }
-
-export type ListingGate = ReturnType<typeof listingGate>

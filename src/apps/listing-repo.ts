@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely'
 import type { DB } from '../db/schema.js'
-import type { AppRow } from './apps-repo.js'
+import { type AppRow, appsWithOwner } from './apps-repo.js'
 import { LISTED_NETWORK, LISTING_MOVES, type ListingMove, listingOnRegistration } from './listing-rules.js'
 
 /**
@@ -25,10 +25,7 @@ export function listingRepo(db: Kysely<DB>) {
 
     /** The apps waiting for review, oldest request first, with their owner's username. */
     async pending(limit: number) {
-      return db
-        .selectFrom('apps as a')
-        .leftJoin('app_members as m', (join) => join.onRef('m.app_id', '=', 'a.id').on('m.role', '=', 'owner'))
-        .leftJoin('users as u', 'u.id', 'm.user_id')
+      return appsWithOwner(db)
         .select([
           'a.id',
           'a.name',

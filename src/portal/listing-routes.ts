@@ -35,7 +35,7 @@ export function portalListingRoutes(app: FastifyInstance, deps: { listing: Porta
     async (request) => listing.requestReview(sessionPrincipal(request), request.params.app_id, request.id),
   )
 
-  r.put(
+  r.post(
     '/portal/apps/:app_id/network',
     {
       config,

@@ -59,8 +59,9 @@ describe('the faucet in production', () => {
     assert.equal(await balance(address), '50.0000000')
 
     const record = (await adminOf(platform).auditTrail(20)).records.find((r) => r.action === 'faucet' && r.target === address)
-    assert.equal((record?.details as { network: string; amount: string }).network, 'Pi Testnet')
-    assert.equal((record?.details as { amount: string }).amount, '25.0000000')
+    assert.ok(record)
+    assert.equal((record.details as { network: string }).network, 'Pi Testnet')
+    assert.equal((record.details as { amount: string }).amount, '25.0000000')
   })
 
   it('refuses past the daily limit per address at the boundary, as a Horizon problem, moving nothing', async () => {

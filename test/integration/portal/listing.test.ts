@@ -115,8 +115,9 @@ describe('Mainnet listing', () => {
     const trail = (await admin().auditTrail(50)).records.filter((r) => r.target === appId).map((r) => r.action)
     assert.deepEqual(trail, ['approve-listing', 'request-listing', 'add-member', 'reject-listing', 'register-app'])
     const rejection = (await admin().auditTrail(50)).records.find((r) => r.target === appId && r.action === 'reject-listing')
-    assert.equal(rejection?.actor, `user:${(await op.call('GET', '/account')).body.user_id}`)
-    assert.equal((rejection?.details as { reason: string }).reason, 'The shop sells nothing yet.')
+    assert.ok(rejection)
+    assert.equal(rejection.actor, `user:${(await op.call('GET', '/account')).body.user_id}`)
+    assert.equal((rejection.details as { reason: string }).reason, 'The shop sells nothing yet.')
   })
 
   it('needs no review on Testnet, nor for an app an operator creates', async () => {
@@ -142,19 +143,19 @@ describe('Mainnet listing', () => {
 
     const mate = await withRole('developer')
     assert.equal((await dev.call('POST', `/portal/apps/${appId}/members`, { username: mate.username })).status, 201)
-    assertError(await mate.call('PUT', `/portal/apps/${appId}/network`, { network: 'Pi Network' }), 403, 'forbidden')
-    assertError(await dev.call('PUT', `/portal/apps/${appId}/network`, { network: 'Pi Network' }), 409, 'payments_open')
+    assertError(await mate.call('POST', `/portal/apps/${appId}/network`, { network: 'Pi Network' }), 403, 'forbidden')
+    assertError(await dev.call('POST', `/portal/apps/${appId}/network`, { network: 'Pi Network' }), 409, 'payments_open')
     assert.equal((await dev.call('GET', `/portal/apps/${appId}`)).body.network, 'Pi Testnet', 'nothing changed')
 
     assert.equal((await inject('POST', `/v2/payments/${String(open.body.identifier)}/cancel`, `Key ${apiKey}`)).status, 200)
-    const moved = await dev.call('PUT', `/portal/apps/${appId}/network`, { network: 'Pi Network' })
+    const moved = await dev.call('POST', `/portal/apps/${appId}/network`, { network: 'Pi Network' })
     assert.equal(moved.status, 200, JSON.stringify(moved.body))
     assert.equal(moved.body.network, 'Pi Network')
     assert.equal((moved.body.listing as Listing).state, 'pending')
     assert.equal(await listed(user, appId), false)
     assertError(await userPays((await signIn(user, appId)).token), 403, 'app_not_listed')
 
-    const back = await dev.call('PUT', `/portal/apps/${appId}/network`, { network: 'Pi Testnet' })
+    const back = await dev.call('POST', `/portal/apps/${appId}/network`, { network: 'Pi Testnet' })
     assert.equal(back.body.listing, null)
     assert.equal(await listed(user, appId), true)
     const changes = (await admin().auditTrail(50)).records.filter((r) => r.target === appId && r.action === 'change-app-network')
