@@ -165,3 +165,26 @@ describe('Mainnet listing', () => {
     )
   })
 })
+
+describe('listing in sandbox mode', () => {
+  const platform = usePlatform()
+  const post = async (url: string, body: unknown, authorization?: string) => {
+    const answer = await platform.app.inject({
+      method: 'POST',
+      url,
+      headers: { 'content-type': 'application/json', ...(authorization === undefined ? {} : { authorization }) },
+      payload: JSON.stringify(body),
+    })
+    return { status: answer.statusCode, body: answer.json() as Record<string, unknown> }
+  }
+
+  it('does not apply: a Mainnet app is paid by anyone', async () => {
+    const made = await post('/sandbox/apps', { name: 'Sandbox Comet', network: 'Pi Network' })
+    assert.equal(made.status, 201, JSON.stringify(made.body))
+    const appId = String(made.body.app_id)
+    const user = await post('/sandbox/users', { username: `sam_${process.pid}` })
+    const token = await post(`/sandbox/apps/${appId}/authenticate`, { user_id: user.body.user_id, scopes: ['payments'] })
+    const paid = await post('/v2/client/payments', { amount: 1, memo: 'tea', metadata: {} }, `Bearer ${String(token.body.accessToken)}`)
+    assert.equal(paid.status, 201, JSON.stringify(paid.body))
+  })
+})
