@@ -53,6 +53,8 @@ export interface Config {
   portal?: PortalSettings
   /** Production's payment confirmation (docs/production.md, "Large payments ask for the password"); the defaults when absent. */
   payments?: PaymentSettings
+  /** The faucet's test-π (docs/ledger.md, "Friendbot"); the defaults when absent. */
+  faucet?: FaucetSettings
 }
 
 export interface PaymentSettings {
@@ -94,6 +96,28 @@ export interface PortalSettings {
   operatorApprovalThreshold: number | 'off'
   /** How long an operator's password reset link works (PLINTH_PASSWORD_RESET_SECONDS). */
   resetLinkSeconds: number
+}
+
+export interface FaucetSettings {
+  /** Test-π one faucet request pays (PLINTH_FAUCET_AMOUNT): a positive decimal, at most 7 places. */
+  amount: string
+  /** Production: faucet payments to one address in any 24 hours (PLINTH_FAUCET_DAILY_PER_ADDRESS); 0 turns the faucet off. */
+  dailyPerAddress: number
+  /** Production: faucet payments one signed-in user asks for in any 24 hours (PLINTH_FAUCET_DAILY_PER_USER). */
+  dailyPerUser: number
+}
+
+/** The faucet's settings from the environment (docs/ledger.md, "Friendbot"). */
+export function faucetSettings(env: NodeJS.ProcessEnv = {}): FaucetSettings {
+  const amount = optional(env, 'PLINTH_FAUCET_AMOUNT') ?? '100'
+  if (!/^\d{1,12}(\.\d{1,7})?$/.test(amount) || !/[1-9]/.test(amount)) {
+    throw new ConfigError(`PLINTH_FAUCET_AMOUNT must be a positive amount with at most 7 decimal places, got "${amount}"`)
+  }
+  return {
+    amount,
+    dailyPerAddress: integer(env, 'PLINTH_FAUCET_DAILY_PER_ADDRESS', 3, 0, 1_000_000),
+    dailyPerUser: integer(env, 'PLINTH_FAUCET_DAILY_PER_USER', 10, 0, 1_000_000),
+  }
 }
 
 /** The portal's settings from the environment (docs/portal.md, "Settings"). */
@@ -358,5 +382,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     accounts: accountLimits(env),
     portal: portalSettings(env),
     payments: paymentSettings(env),
+    faucet: faucetSettings(env),
   }
 }

@@ -202,7 +202,10 @@ export function accountsRepo(db: Kysely<DB>) {
       return used.numUpdatedRows > 0n
     },
 
-    /** The directory: every verified app with a frontend URL and not suspended, newest first (at most `limit`). */
+    /**
+     * The directory: every verified app with a frontend URL, not suspended and, on Mainnet, listed
+     * (docs/portal.md, "Listing"), newest first (at most `limit`).
+     */
     async directory(limit: number) {
       return db
         .selectFrom('apps')
@@ -210,6 +213,7 @@ export function accountsRepo(db: Kysely<DB>) {
         .where('url', 'is not', null)
         .where('verified_at', 'is not', null)
         .where('suspended_at', 'is', null)
+        .where((eb) => eb.or([eb('network', '<>', 'Pi Network'), eb('listing', 'is', null), eb('listing', '=', 'approved')]))
         .orderBy('created_at', 'desc')
         .orderBy('id')
         .limit(limit)

@@ -101,6 +101,8 @@ export function adminServiceFactory(deps: { db: Kysely<DB>; clock: Clock; secret
           ownerUserId: owner.id,
           validationKey: newValidationKey(),
           verifiedBy: 'operator',
+          // An app the operator creates is listed by them.
+          listing: 'approved',
         })
         const record = await audit.append(trx, {
           actor,

@@ -21,8 +21,10 @@ export const ISSUE_FEE_STROOPS = 100n
 /** Stellar amounts are int64 stroops. */
 const MAX_ISSUE_STROOPS = 9_223_372_036_854_775_807n
 const ISSUE_MEMO = 'issued'
-/** The network of production apps and of issuing transactions. */
+/** The network of an operator's issues (production apps'). */
 const NETWORK = 'Pi Network' as const
+/** The passphrase an issuing transaction is signed under: the network it issues on. */
+export type IssueNetwork = 'Pi Network' | 'Pi Testnet'
 
 export interface IssueInput {
   target: string
@@ -96,90 +98,130 @@ export function issuingFactory(deps: { db: Kysely<DB>; clock: Clock; secretKey: 
     return created ? wallet : issuer()
   }
 
+  /**
+   * The one atomic issue every kind shares (an operator's issue, the faucet's): mints what the
+   * issuing account lacks and pays `to` from it under `network`'s passphrase, then, under the
+   * audit log's lock, runs the policy and writes the record (`record`'s action and details, with
+   * the amount, fee, minted, recipient and transaction), all in the transaction that closes the
+   * ledger. A refusal anywhere rolls all of it back.
+   */
+  async function mintAndPay(input: {
+    network: IssueNetwork
+    to: string
+    stroops: bigint
+    memo: string
+    policy?: IssueInput['policy'] | undefined
+    record: { action: 'issue' | 'faucet'; target: string; details: Record<string, unknown> }
+    /** Who the record names, when not the factory's actor. */
+    actor?: string | undefined
+  }) {
+    const { stroops } = input
+    const from = await issuer()
+    let record: AuditRecord | undefined
+    let minted = 0n
+    try {
+      const applied = await ledger.submitSigned(
+        from.address,
+        (sequence) => {
+          const tx = new TransactionBuilder(new Account(from.address, sequence), {
+            fee: ISSUE_FEE_STROOPS.toString(),
+            networkPassphrase: input.network,
+            timebounds: { minTime: 0, maxTime: Math.floor(clock.now().getTime() / 1000) + 180 },
+          })
+            .addOperation(Operation.payment({ destination: input.to, asset: Asset.native(), amount: formatAmount(stroops) }))
+            .addMemo(Memo.text(input.memo))
+            .build()
+          tx.signatures.push(signWithSeed(from.seed, tx.hash(), from.address))
+          return tx.toEnvelope().toXDR('base64')
+        },
+        {
+          accounts: [from.address, input.to],
+          // What the issuing account lacks, from its balance as locked: a leftover of an earlier version is used first.
+          mint: async (_trx, balances) => {
+            const lacking = stroops + ISSUE_FEE_STROOPS - (balances.get(from.address) ?? 0n)
+            minted = lacking > 0n ? lacking : 0n
+            return new Map(minted > 0n ? [[from.address, minted]] : [])
+          },
+          afterApply: async (trx, tx) => {
+            await audit.lock(trx)
+            const extra = await input.policy?.(trx, stroops)
+            record = await audit.append(trx, {
+              actor: input.actor ?? actor,
+              action: input.record.action,
+              target: input.record.target,
+              details: {
+                amount: formatAmount(stroops),
+                fee: formatAmount(ISSUE_FEE_STROOPS),
+                minted: formatAmount(minted),
+                ...input.record.details,
+                to: input.to,
+                transaction: tx.hash,
+                ...extra,
+              },
+            })
+            return undefined
+          },
+        },
+      )
+      return { applied, issuer: from.address, auditId: record?.id ?? '' }
+    } catch (error) {
+      if (error instanceof LedgerError) {
+        throw new ApiError('transaction_failed', `The ledger refused the issuing transaction: ${error.problem.detail ?? error.message}`)
+      }
+      throw error
+    }
+  }
+
   return {
+    mintAndPay,
+
     async issue(input: IssueInput) {
       const stroops = issueStroops(input.amount)
       const reason = visibleReason(input.reason, 'The --reason')
       const target = await issueTarget(db, input.target)
-      const from = await issuer()
-      let record: AuditRecord | undefined
-      let minted = 0n
-      try {
-        const applied = await ledger.submitSigned(
-          from.address,
-          (sequence) => {
-            const tx = new TransactionBuilder(new Account(from.address, sequence), {
-              fee: ISSUE_FEE_STROOPS.toString(),
-              networkPassphrase: NETWORK,
-              timebounds: { minTime: 0, maxTime: Math.floor(clock.now().getTime() / 1000) + 180 },
-            })
-              .addOperation(Operation.payment({ destination: target.wallet_address, asset: Asset.native(), amount: formatAmount(stroops) }))
-              .addMemo(Memo.text(ISSUE_MEMO))
-              .build()
-            tx.signatures.push(signWithSeed(from.seed, tx.hash(), from.address))
-            return tx.toEnvelope().toXDR('base64')
-          },
-          {
-            accounts: [from.address, target.wallet_address],
-            // What the issuing account lacks, from its balance as locked: a leftover of an earlier version is used first.
-            mint: async (_trx, balances) => {
-              const lacking = stroops + ISSUE_FEE_STROOPS - (balances.get(from.address) ?? 0n)
-              minted = lacking > 0n ? lacking : 0n
-              return new Map(minted > 0n ? [[from.address, minted]] : [])
-            },
-            afterApply: async (trx, tx) => {
-              await audit.lock(trx)
-              const extra = await input.policy?.(trx, stroops)
-              record = await audit.append(trx, {
-                actor,
-                action: 'issue',
-                target: input.target,
-                details: {
-                  amount: formatAmount(stroops),
-                  fee: formatAmount(ISSUE_FEE_STROOPS),
-                  minted: formatAmount(minted),
-                  reason,
-                  to: target.wallet_address,
-                  transaction: tx.hash,
-                  ...(input.requestId === undefined ? {} : { request_id: input.requestId }),
-                  ...extra,
-                },
-              })
-              return undefined
-            },
-          },
-        )
-        const account = await ledger.getAccount(target.wallet_address)
-        return {
+      const {
+        applied,
+        issuer: from,
+        auditId,
+      } = await mintAndPay({
+        network: NETWORK,
+        to: target.wallet_address,
+        stroops,
+        memo: ISSUE_MEMO,
+        policy: input.policy,
+        record: {
+          action: 'issue',
           target: input.target,
-          address: target.wallet_address,
-          amount: formatAmount(stroops),
-          transaction: applied.hash,
-          ledger: applied.ledger,
-          balance: account?.balance ?? '0.0000000',
-          issuer: from.address,
-          audit_id: record?.id ?? '',
-        }
-      } catch (error) {
-        if (error instanceof LedgerError) {
-          throw new ApiError('transaction_failed', `The ledger refused the issuing transaction: ${error.problem.detail ?? error.message}`)
-        }
-        throw error
+          details: { reason, ...(input.requestId === undefined ? {} : { request_id: input.requestId }) },
+        },
+      })
+      const account = await ledger.getAccount(target.wallet_address)
+      return {
+        target: input.target,
+        address: target.wallet_address,
+        amount: formatAmount(stroops),
+        transaction: applied.hash,
+        ledger: applied.ledger,
+        balance: account?.balance ?? '0.0000000',
+        issuer: from,
+        audit_id: auditId,
       }
     },
 
     /**
      * The supply, three ways (docs/operators.md, "The ledger check"): what the ledger funded (the
      * supply issued), what the balances hold plus the fees burnt, and what the audit log's issue
-     * records minted. They agree, no balance is negative and each account's balance is its history,
-     * or `differs` names the figure that disagrees with the other two (all three when none agree).
+     * and faucet records minted (the faucet's share also alone, `total_faucet`). They agree, no
+     * balance is negative and each account's balance is its history, or `differs` names the figure
+     * that disagrees with the other two (all three when none agree).
      */
     async supplyCheck() {
       // One snapshot for both reads: an issue committing between them cannot show as a difference.
-      const [checked, audited] = await db
+      const [checked, audit] = await db
         .transaction()
         .setIsolationLevel('repeatable read')
         .execute(async (trx) => [await ledgerServiceFactory({ db: trx, clock }).checkInvariants(), await auditedSupply(trx)] as const)
+      const { total: audited, faucet } = audit
       const issued = parseStoredAmount(checked.totalFunded)
       const held = parseStoredAmount(checked.totalBalances) + parseStoredAmount(checked.totalFees)
       const differs: Array<'issued' | 'balances_and_fees' | 'audit'> =
@@ -197,6 +239,7 @@ export function issuingFactory(deps: { db: Kysely<DB>; clock: Clock; secretKey: 
         total_balances: checked.totalBalances,
         total_fees: checked.totalFees,
         total_audited: formatAmount(audited),
+        total_faucet: formatAmount(faucet),
         negative_balances: checked.negativeBalances,
         mismatched_accounts: checked.mismatchedAccounts,
         differs,
@@ -207,15 +250,16 @@ export function issuingFactory(deps: { db: Kysely<DB>; clock: Clock; secretKey: 
 }
 
 /**
- * What the audit log's issue records minted, in stroops: `minted` of each (the fee included); a
- * record written before it was kept counts its amount and the fee, which is what those issues
- * minted when the issuing account held nothing.
+ * What the audit log's issue and faucet records minted, in stroops: `minted` of each (the fee
+ * included); a record written before it was kept counts its amount and the fee, which is what
+ * those issues minted when the issuing account held nothing. `faucet`: the faucet's share.
  */
-async function auditedSupply(db: Kysely<DB>): Promise<bigint> {
-  const { rows } = await sql<{ minted: string }>`
-    select coalesce(sum(coalesce((details->>'minted')::numeric, (details->>'amount')::numeric + ${formatAmount(ISSUE_FEE_STROOPS)}::numeric)), 0)::text
-      as minted from audit_log where action = 'issue'`.execute(db)
-  return parseStoredAmount(rows[0]?.minted ?? '0')
+async function auditedSupply(db: Kysely<DB>): Promise<{ total: bigint; faucet: bigint }> {
+  const { rows } = await sql<{ action: string; minted: string }>`
+    select action, coalesce(sum(coalesce((details->>'minted')::numeric, (details->>'amount')::numeric + ${formatAmount(ISSUE_FEE_STROOPS)}::numeric)), 0)::text
+      as minted from audit_log where action in ('issue', 'faucet') group by action`.execute(db)
+  const minted = (action: string) => parseStoredAmount(rows.find((row) => row.action === action)?.minted ?? '0')
+  return { total: minted('issue') + minted('faucet'), faucet: minted('faucet') }
 }
 
 /**

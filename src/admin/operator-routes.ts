@@ -335,7 +335,8 @@ export function operatorRoutes(app: FastifyInstance, deps: { operator: OperatorS
             total_issued: Type.String({ description: 'Pi the ledger funded: the supply' }),
             total_balances: Type.String(),
             total_fees: Type.String({ description: 'Pi burnt by fees' }),
-            total_audited: Type.String({ description: 'Pi the audit log’s issue records minted (their amounts and fees)' }),
+            total_audited: Type.String({ description: 'Pi the audit log’s issue and faucet records minted (their amounts and fees)' }),
+            total_faucet: Type.String({ description: 'Of total_audited, what the faucet’s records minted (test-π)' }),
             negative_balances: Type.Integer(),
             mismatched_accounts: Type.Integer(),
             differs: Type.Array(Type.Union([Type.Literal('issued'), Type.Literal('balances_and_fees'), Type.Literal('audit')]), {

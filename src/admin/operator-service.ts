@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely'
+import { appsWithOwner } from '../apps/apps-repo.js'
 import { type AuditHead, auditChainKey, auditLog } from '../audit/audit-log.js'
 import type { Clock } from '../clock/clock.js'
 import { type CursorPosition, containsPattern } from '../core/cursors.js'
@@ -250,10 +251,7 @@ export function operatorServiceFactory(deps: {
 
     /** Apps whose name or id contains `q`, newest first. */
     async apps(q: string | undefined, before: CursorPosition | undefined, limit: number) {
-      let query = db
-        .selectFrom('apps as a')
-        .leftJoin('app_members as m', (join) => join.onRef('m.app_id', '=', 'a.id').on('m.role', '=', 'owner'))
-        .leftJoin('users as u', 'u.id', 'm.user_id')
+      let query = appsWithOwner(db)
         .select([
           'a.id',
           'a.name',

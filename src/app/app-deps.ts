@@ -20,7 +20,7 @@ export interface AppDeps {
     | 'rateLimitKeyPerMinute'
     | 'rateLimitTokenPerMinute'
   > & { streams?: StreamLimits } & Partial<
-      Pick<Config, 'requestLog' | 'metricsToken' | 'allowedHosts' | 'accounts' | 'portal' | 'payments' | 'ledgerCloser'>
+      Pick<Config, 'requestLog' | 'metricsToken' | 'allowedHosts' | 'accounts' | 'portal' | 'payments' | 'ledgerCloser' | 'faucet'>
     >
   /** Encrypts wallet seeds held by the platform. */
   secretKey: Buffer

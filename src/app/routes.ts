@@ -3,6 +3,8 @@ import { accountRoutes } from '../accounts/account-routes.js'
 import { passkeyRoutes } from '../accounts/passkey-routes.js'
 import { tokenRoutes } from '../accounts/token-routes.js'
 import { approvalRoutes } from '../admin/approval-routes.js'
+import { faucetAccountRoutes } from '../admin/faucet-routes.js'
+import { listingReviewRoutes } from '../admin/listing-routes.js'
 import { operatorRoutes } from '../admin/operator-routes.js'
 import { adsRoutes, adsSandboxRoutes } from '../ads/ads-routes.js'
 import { consoleRoutes } from '../console/console-routes.js'
@@ -10,6 +12,7 @@ import { meRoutes } from '../identity/me-routes.js'
 import { horizonRoutes } from '../ledger/horizon/index.js'
 import { notificationsRoutes, notificationsSandboxRoutes } from '../notifications/notifications-routes.js'
 import { clientPaymentsRoutes, paymentsRoutes } from '../payments/payments-routes.js'
+import { portalListingRoutes } from '../portal/listing-routes.js'
 import { portalRoutes } from '../portal/portal-routes.js'
 import { requestLogRoutes } from '../request-log/request-log-routes.js'
 import { faultsRoutes } from '../sandbox/faults/faults-routes.js'
@@ -85,6 +88,7 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
       accountRoutes(app, { accounts, identity, payments, stepUp })
       passkeyRoutes(app, { passkeys, publicUrl: ctx.config.publicUrl })
       tokenRoutes(app, { tokens: personalTokens })
+      faucetAccountRoutes(app, { faucet: ctx.services.faucet, db: ctx.services.db })
     },
   },
   {
@@ -92,9 +96,11 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
     serves: "/portal: the developer portal's API, a signed-in developer's apps (session, developer role); production mode",
     when: (ctx) => ctx.services.portal !== undefined,
     register: (app, ctx) => {
-      const { portal, db, payments } = ctx.services
-      if (portal === undefined) throw new Error('the portal routes need the portal service (production mode)')
+      const { portal, portalListing, db, payments } = ctx.services
+      if (portal === undefined || portalListing === undefined)
+        throw new Error('the portal routes need the portal service (production mode)')
       portalRoutes(app, { portal, db, payments, publicUrl: ctx.config.publicUrl, requestLog: ctx.products.requestLog })
+      portalListingRoutes(app, { listing: portalListing })
     },
   },
   {
@@ -102,10 +108,12 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
     serves: "/operator: the operator's console API, the whole platform (session, operator role); production mode",
     when: (ctx) => ctx.services.operator !== undefined,
     register: (app, ctx) => {
-      const { operator } = ctx.services
-      if (operator === undefined) throw new Error('the operator routes need the operator service (production mode)')
+      const { operator, listingReview } = ctx.services
+      if (operator === undefined || listingReview === undefined)
+        throw new Error('the operator routes need the operator service (production mode)')
       operatorRoutes(app, { operator })
       approvalRoutes(app, { operator })
+      listingReviewRoutes(app, { review: listingReview })
     },
   },
   {
@@ -117,7 +125,7 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
     name: 'ledger',
     serves: '/ledger: the Horizon-style ledger, public, with its event streams',
     register: async (app, ctx) => {
-      const { ledger, streams } = ctx.services
+      const { ledger, streams, faucet } = ctx.services
       const routes = ctx.products.routes
       if (routes === undefined) throw new Error('the ledger routes need the routing stage')
       await app.register(horizonRoutes, {
@@ -128,6 +136,9 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
         publicUrl: ctx.config.publicUrl,
         version: VERSION,
         streams,
+        // /ledger is the Testnet's Horizon: its friendbot pays test-π there.
+        friendbot: async (address: string, requestId: string) =>
+          (await faucet.grant({ network: 'Pi Testnet', address, requestId })).transaction,
       })
     },
   },

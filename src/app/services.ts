@@ -5,11 +5,14 @@ import { type PasskeysService, passkeysServiceFactory } from '../accounts/passke
 import { passwordPepper } from '../accounts/passwords.js'
 import { type PaymentStepUp, paymentStepUpFactory } from '../accounts/payment-step-up.js'
 import { type PersonalTokensService, personalTokensServiceFactory } from '../accounts/personal-tokens.js'
+import { type Faucet, faucetFactory } from '../admin/faucet.js'
+import { type ListingReview, listingReviewFactory } from '../admin/listing-service.js'
 import { type OperatorService, operatorServiceFactory } from '../admin/operator-service.js'
 import { type AdsService, adsServiceFactory } from '../ads/ads-service.js'
 import { type AppsService, appsServiceFactory } from '../apps/apps-service.js'
+import { listingGate } from '../apps/listing-gate.js'
 import { auditChainKey } from '../audit/audit-log.js'
-import { accountLimits, paymentSettings, portalSettings, streamLimits } from '../config.js'
+import { accountLimits, faucetSettings, paymentSettings, portalSettings, streamLimits } from '../config.js'
 import type { DB } from '../db/schema.js'
 import { type CredentialCache, createCredentialCache } from '../identity/credential-cache.js'
 import { type IdentityService, identityServiceFactory } from '../identity/identity-service.js'
@@ -22,6 +25,7 @@ import { type NotificationsService, notificationsServiceFactory } from '../notif
 import { linkPayments, paymentsLedger } from '../payments/payments-ledger.js'
 import { type PaymentsService, paymentsServiceFactory } from '../payments/payments-service.js'
 import { checkDomain } from '../portal/domain-check.js'
+import { type PortalListing, portalListingFactory } from '../portal/listing-service.js'
 import { type PortalService, portalServiceFactory } from '../portal/portal-service.js'
 import { type RequestLogOptIn, requestLogOptIn } from '../request-log/opt-in.js'
 import { type FaultsService, faultsServiceFactory } from '../sandbox/faults/faults-service.js'
@@ -68,6 +72,11 @@ export interface Services {
   /** Production's developer portal and operator's console (docs/portal.md, docs/operators.md). */
   portal: PortalService | undefined
   operator: OperatorService | undefined
+  /** Production: the operator's listing queue and the owner's listing acts (docs/portal.md, "Listing"). */
+  listingReview: ListingReview | undefined
+  portalListing: PortalListing | undefined
+  /** The faucet's test-π (docs/ledger.md, "Friendbot"): limited per day in production, not in the sandbox. */
+  faucet: Faucet
   sandbox: SandboxServices | undefined
 }
 
@@ -155,6 +164,8 @@ export function buildServices(deps: AppDeps, log: FastifyBaseLogger): Services {
     approvalWindowMs: config.approvalWindowSeconds * 1000,
     userSeed: identity.openWalletSeed,
     ledger: paymentsLedger(ledger),
+    // Mainnet listing holds a production app's payments to its members until it is approved; the sandbox lists nothing.
+    ...(config.mode === 'production' ? { listingGate: listingGate(db) } : {}),
   })
 
   const ads = adsServiceFactory({ db, clock, verdictDelayMs: config.adVerdictDelaySeconds * 1000 })
@@ -229,6 +240,9 @@ export function buildServices(deps: AppDeps, log: FastifyBaseLogger): Services {
     requestLogOptIn: optIn,
     portal,
     operator,
+    listingReview: production ? listingReviewFactory({ db, secretKey }) : undefined,
+    portalListing: portal === undefined ? undefined : portalListingFactory({ db, auditKey, portal }),
+    faucet: faucetFactory({ db, clock, secretKey, settings: config.faucet ?? faucetSettings(), limited: production }),
     sandbox: config.mode === 'sandbox' ? buildSandboxServices(deps, { db, streams, log }) : undefined,
   }
 }

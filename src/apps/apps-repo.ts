@@ -72,3 +72,11 @@ export function appsRepo(db: Kysely<DB>) {
 }
 
 export type AppsRepo = ReturnType<typeof appsRepo>
+
+/** Apps (`a`) with their owner's user row (`u`, null for an app without one): the console's lists start here. */
+export function appsWithOwner(db: Kysely<DB>) {
+  return db
+    .selectFrom('apps as a')
+    .leftJoin('app_members as m', (join) => join.onRef('m.app_id', '=', 'a.id').on('m.role', '=', 'owner'))
+    .leftJoin('users as u', 'u.id', 'm.user_id')
+}

@@ -88,6 +88,8 @@ export function appsServiceFactory(deps: {
       validationKey?: string | undefined
       /** Production: an app an operator created is verified by them. */
       verifiedBy?: 'operator' | undefined
+      /** Production, Mainnet: the listing review's first state (listing.ts); none where listing does not apply. */
+      listing?: 'pending' | 'approved' | undefined
     }): Promise<CreatedApp> {
       const wallet = newWallet()
       const now = clock.now()
@@ -105,6 +107,9 @@ export function appsServiceFactory(deps: {
         verified_by: input.verifiedBy ?? null,
         suspended_at: null,
         request_log: false,
+        listing: input.listing ?? null,
+        listing_reason: null,
+        listing_changed_at: input.listing === undefined ? null : now,
       }
       const { keyId, apiKey } = await inTransaction(db, async (trx) => {
         const repo = makeAppsRepo(trx)

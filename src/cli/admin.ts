@@ -211,7 +211,9 @@ export async function runAdmin(argv: string[], out: (line: string) => void): Pro
         const names = { issued: 'issued', balances_and_fees: 'balances + fees', audit: "the audit log's issues" }
         show(
           books,
-          `issued ${books.total_issued} = balances ${books.total_balances} + fees ${books.total_fees} = audited issues ${books.total_audited}: ` +
+          `issued ${books.total_issued} = balances ${books.total_balances} + fees ${books.total_fees} = audited issues ${books.total_audited}` +
+            (books.total_faucet === '0.0000000' ? '' : ` (faucet ${books.total_faucet})`) +
+            ': ' +
             (books.balanced ? 'balanced' : 'NOT BALANCED') +
             (books.differs.length === 0
               ? ''

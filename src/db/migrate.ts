@@ -21,6 +21,7 @@ import * as ledgerBatches from './migrations/0019-ledger-batches.js'
 import * as operatorApprovals from './migrations/0020-operator-approvals.js'
 import * as auditChainKeyed from './migrations/0021-audit-chain-keyed.js'
 import * as reauthentication from './migrations/0022-reauthentication.js'
+import * as listingFaucet from './migrations/0024-listing-faucet.js'
 import * as personalTokens from './migrations/0025-personal-tokens.js'
 
 /** Ordered migrations. A new migration is a new file here, never an edit of an applied one. */
@@ -47,6 +48,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0020-operator-approvals': operatorApprovals,
   '0021-audit-chain-keyed': auditChainKeyed,
   '0022-reauthentication': reauthentication,
+  '0024-listing-faucet': listingFaucet,
   '0025-personal-tokens': personalTokens,
 }
 

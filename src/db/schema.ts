@@ -130,6 +130,12 @@ export interface AppsTable {
   suspended_at: Optional<Date>
   /** Production: the owner turned the app's request log on (migration 0017). */
   request_log: Defaulted<boolean>
+  /** A production Mainnet app's listing review (migration 0024); null where listing does not apply. */
+  listing: Optional<'pending' | 'approved' | 'rejected'>
+  /** The operator's reason of a rejection. */
+  listing_reason: Optional<string>
+  /** When the listing state last changed: the review queue's order. */
+  listing_changed_at: Optional<Date>
 }
 
 /** Who may manage an app (migration 0017): exactly one owner, any number of members. */

@@ -8,6 +8,7 @@ const PROBLEMS = {
   invalid_accounts_params: { title: 'Invalid Accounts Parameters', status: 400 },
   transaction_malformed: { title: 'Transaction Malformed', status: 400 },
   transaction_failed: { title: 'Transaction Failed', status: 400 },
+  forbidden: { title: 'Forbidden', status: 403 },
   not_found: { title: 'Resource Missing', status: 404 },
   method_not_allowed: { title: 'Method Not Allowed', status: 405 },
   payload_too_large: { title: 'Payload Too Large', status: 413 },

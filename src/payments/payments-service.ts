@@ -79,6 +79,11 @@ export interface PaymentsDeps {
   ledger: PaymentsLedger
   /** Opens the wallet seed the platform holds for a user, to sign the user's payment. */
   userSeed: (userId: string) => Promise<string>
+  /**
+   * Production's Mainnet listing (src/apps/listing-gate.ts): throws 403 app_not_listed when the
+   * app is held for review and the other party is not one of its members. None in sandbox mode.
+   */
+  listingGate?: (appId: string, party: { userId: string } | { uid: string }) => Promise<void>
 }
 
 /** Whose wallet pays: a user, in one app. */
@@ -190,6 +195,7 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
         throw new ApiError('invalid_arguments', 'payment.uid must be the app-specific uid of the recipient.')
       }
       const uid = input.uid
+      await deps.listingGate?.(appId, { uid })
       // The one-open-payment rule is the unique index: insert (one statement, the member's wallets
       // read by the INSERT itself), and on a conflict say which payment blocks.
       for (let attempt = 0; attempt < 3; attempt++) {
@@ -227,6 +233,7 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
       const amount = checked(checkAmount(input.amount))
       const memo = checked(checkMemo(input.memo))
       const metadata = checked(checkMetadata(input.metadata))
+      await deps.listingGate?.(principal.appId, { userId: principal.userId })
       const now = clock.now()
       // Creation is serialised per user and app (a row lock on the membership): a new payment
       // cancels the open one, so two racing creates must not cancel each other's.

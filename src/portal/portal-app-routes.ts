@@ -1,13 +1,14 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
+import { ListingSchema } from '../apps/listing-schema.js'
 import { AppParams, Nullable, Timestamp } from '../core/schemas.js'
 import { sessionPrincipal } from '../http/auth.js'
 import { errorResponses } from '../http/errors.js'
 import { DEVELOPER_ROUTE, PORTAL_SCHEMA } from './portal-route-shared.js'
 import type { PortalService } from './portal-service.js'
 
-const AppView = Type.Object({
+export const AppView = Type.Object({
   app_id: Type.String(),
   name: Type.String(),
   network: Type.String(),
@@ -22,6 +23,7 @@ const AppView = Type.Object({
   verified_at: Nullable(Timestamp()),
   verified_by: Nullable(Type.Union([Type.Literal('domain'), Type.Literal('operator')])),
   suspended: Type.Boolean({ description: "Suspended by the platform's operator: keys and tokens refused, not in the directory" }),
+  listing: ListingSchema,
   request_log: Type.Boolean({ description: "Whether the app's /v2 calls are kept in its request log" }),
 })
 const Network = Type.Union([Type.Literal('Pi Network'), Type.Literal('Pi Testnet')])

@@ -17,6 +17,9 @@ const APP_COLUMNS = [
   'a.verified_by',
   'a.suspended_at',
   'a.request_log',
+  'a.listing',
+  'a.listing_reason',
+  'a.listing_changed_at',
 ] as const
 
 /** The SQL of the developer portal: apps as their members see them, their keys and members. */

@@ -2,6 +2,7 @@ import { type Kysely, sql } from 'kysely'
 import { signinThrottle } from '../accounts/throttle.js'
 import { checkAppDescription, checkAppIcon, checkAppName, checkAppUrl } from '../apps/app-rules.js'
 import { type AppNetwork, appsServiceFactory, newValidationKey } from '../apps/apps-service.js'
+import { listingOnRegistration, listingView } from '../apps/listing-rules.js'
 import { auditLog } from '../audit/audit-log.js'
 import type { Clock } from '../clock/clock.js'
 import type { DeveloperSignup } from '../config.js'
@@ -127,11 +128,13 @@ export function portalServiceFactory(deps: {
     verified_at: row.verified_at?.toISOString() ?? null,
     verified_by: row.verified_by,
     suspended: row.suspended_at !== null,
+    listing: listingView(row),
     request_log: deps.requestLog === 'all' || (deps.requestLog !== 'off' && row.request_log),
   })
 
   return {
     requireMember,
+    lockAsOwner,
     view,
 
     /** `open` sign-up: a signed-in user makes themselves a developer (audited). */
@@ -175,12 +178,21 @@ export function portalServiceFactory(deps: {
           icon,
           ownerUserId: principal.userId,
           validationKey: newValidationKey(),
+          listing: listingOnRegistration(input.network),
         })
         await audit.append(trx, {
           actor: actorOf(principal),
           action: 'register-app',
           target: created.app.id,
-          details: { name, url, network: input.network, key_id: created.keyId, wallet: created.wallet.address, request_id: requestId },
+          details: {
+            name,
+            url,
+            network: input.network,
+            ...(created.app.listing === null ? {} : { listing: created.app.listing }),
+            key_id: created.keyId,
+            wallet: created.wallet.address,
+            request_id: requestId,
+          },
         })
         return {
           app: view({ ...created.app, role: 'owner' }),

@@ -305,7 +305,11 @@ describe('the developer portal and the operator console, in Chromium', () => {
     await portalView(stranger).getByText('No apps yet: register one.').waitFor()
     const found = await stranger.evaluate(`fetch('/portal/apps/${appId}', { credentials: 'same-origin' }).then((r) => r.status)`)
     assert.equal(found, 404, "another developer's app is not shown to exist")
-    // The verified app is in every user's directory, with its icon and description.
+    // A Mainnet app: once verified and its listing approved (listing.e2e.ts drives the console's queue), it is in every user's directory, with its icon and description.
+    const approved = await pages.operator.evaluate(
+      `fetch('/operator/apps/${appId}/listing/approve', { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json' } }).then((r) => r.status)`,
+    )
+    assert.equal(approved, 200)
     await stranger.getByRole('button', { name: 'Apps', exact: true }).click()
     await stranger.getByRole('button', { name: `Open ${APP_NAME}` }).waitFor()
     await stranger.locator('#app-list').getByText('Notes that orbit your day: jot, pin, and pay').waitFor()

@@ -8,6 +8,8 @@ import { createPlatformClock, type PlatformClock } from '../../src/clock/clock.j
 import { clockRepo } from '../../src/clock/clock-repo.js'
 import {
   type AccountLimits,
+  type FaucetSettings,
+  faucetSettings,
   type LedgerCloserLimits,
   type PaymentSettings,
   type PortalSettings,
@@ -72,6 +74,8 @@ export interface PlatformOptions {
   portal?: Partial<PortalSettings>
   /** Production's payment settings (the defaults when absent: the step-up above 100 Pi). */
   payments?: PaymentSettings
+  /** The faucet's settings (the defaults when absent). */
+  faucet?: Partial<FaucetSettings>
 }
 
 /**
@@ -124,6 +128,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Test
       ...(options.accounts === undefined ? {} : { accounts: options.accounts }),
       ...(options.portal === undefined ? {} : { portal: { ...portalSettings(), ...options.portal } }),
       ...(options.payments === undefined ? {} : { payments: options.payments }),
+      ...(options.faucet === undefined ? {} : { faucet: { ...faucetSettings(), ...options.faucet } }),
     },
     poolStats: database.poolStats,
     ...(options.logStream === undefined ? {} : { logStream: options.logStream }),

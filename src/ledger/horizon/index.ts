@@ -7,6 +7,7 @@ import type { LedgerService } from '../ledger-service.js'
 import { accountRoutes } from './accounts.js'
 import type { HorizonContext } from './context.js'
 import { effectRoutes } from './effects.js'
+import { type Friendbot, friendbotRoutes } from './friendbot.js'
 import { ledgerRoutes } from './ledgers.js'
 import { horizonLinks } from './links.js'
 import { operationRoutes } from './operations.js'
@@ -32,6 +33,8 @@ export interface HorizonOptions {
   routes: RouteTable
   /** The open event streams of this process (streaming.ts). */
   streams: StreamHub
+  /** The faucet behind GET /friendbot (friendbot.ts); none: no /friendbot. */
+  friendbot?: Friendbot | undefined
 }
 
 export async function horizonRoutes(app: FastifyInstance, options: HorizonOptions): Promise<void> {
@@ -81,4 +84,5 @@ export async function horizonRoutes(app: FastifyInstance, options: HorizonOption
   operationRoutes(ctx)
   effectRoutes(ctx)
   ledgerRoutes(ctx)
+  if (options.friendbot !== undefined) friendbotRoutes(ctx, options.friendbot)
 }

@@ -527,6 +527,7 @@ const wallet = createWallet({
   drawer,
   payments: (user, options) => api.payments(user, options),
   ledgerUrl: (kind, id) => api.ledgerUrl(kind, id),
+  production,
 })
 const centre = createNotificationCentre({
   user: () => state.user,

@@ -6,6 +6,7 @@
  */
 import { account } from './api.js'
 import { byId, formatPi, h, short, toast } from './dom.js'
+import { listingQueueSection } from './listing-ui.js'
 import { approvalsSection, issueSection, ledgerSection } from './operator-money.js'
 import {
   alertLine,
@@ -30,6 +31,7 @@ const SECTIONS = [
   ['apps', 'Apps'],
   ['issue', 'Issue money'],
   ['approvals', 'Approvals'],
+  ['listings', 'Listings'],
   ['ledger', 'Ledger'],
   ['audit', 'Audit log'],
 ]
@@ -54,6 +56,7 @@ export function createOperatorConsole(ctx) {
         approvals = approvalsSection(money)
         return approvals
       },
+      listings: () => listingQueueSection(money),
       ledger: () => ledgerSection(money),
       audit: auditSection,
     }

@@ -5,6 +5,7 @@
  */
 import { call } from './api.js'
 import { byId, formatPi, formatTime, h, isModalOpen, refocus, short, toast } from './dom.js'
+import { faucetButton } from './faucet-button.js'
 
 const enc = encodeURIComponent
 
@@ -154,6 +155,7 @@ export function createWallet(ctx) {
         h('p', { class: 'muted' }, `Your wallet (${user.username})`),
         h('div', { class: 'balance', 'data-testid': 'wallet-balance' }, formatPi(balance)),
         h('p', {}, h('a', { class: 'mono', href: ctx.ledgerUrl('accounts', address), target: '_blank', rel: 'noopener' }, address)),
+        faucetButton({ production: ctx.production(), address, paid: () => refresh() }),
         h('h3', {}, 'Transactions'),
         rows.length === 0 ? h('p', { class: 'muted' }, 'None yet.') : rows,
       )

@@ -8,6 +8,7 @@
  */
 import { account } from './api.js'
 import { byId, formatPi, h, toast } from './dom.js'
+import { listingLine } from './listing-ui.js'
 import { createActivity } from './portal-activity.js'
 import { alertLine, attempter, confirmAct, facts, inlineForm, isIcon, onceBox, secretField, uniqueId, when } from './widgets.js'
 
@@ -303,6 +304,7 @@ export function createPortal(ctx) {
             'Suspended by the platform’s operator: its keys and its users’ tokens are refused and it is not in the directory.',
           )
         : '',
+      listingLine(app, renderDetail),
       secret !== undefined && secret.appId === app.app_id
         ? onceBox({
             ...secret,

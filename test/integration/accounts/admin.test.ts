@@ -213,6 +213,7 @@ describe(`plinth admin, spawned (${TEST_DB})`, () => {
       total_balances: '251.5000000',
       total_fees: '0.0000200',
       total_audited: '251.5000200',
+      total_faucet: '0.0000000',
       negative_balances: 0,
       mismatched_accounts: 0,
       differs: [],

@@ -39,6 +39,7 @@ describe('issuing money from the console', () => {
       total_balances: '150.0000000',
       total_fees: '0.0000100',
       total_audited: '150.0000100',
+      total_faucet: '0.0000000',
       negative_balances: 0,
       mismatched_accounts: 0,
       differs: [],
