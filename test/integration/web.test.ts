@@ -75,7 +75,7 @@ describe('client SDK and sandbox page routes', () => {
     assert.equal(redirect.statusCode, 308)
     assert.equal(redirect.headers.location, '/sandbox/')
 
-    for (const file of ['main.js', 'api.js', 'bridge.js', 'dom.js', 'flows.js', 'panels.js', 'sandbox.css']) {
+    for (const file of ['main.js', 'api.js', 'bridge.js', 'dom.js', 'flows.js', 'portal/portal-panel.js', 'platform.css']) {
       const response = await get(`/sandbox/ui/${file}`)
       assert.equal(response.statusCode, 200, file)
       assert.equal(response.headers['x-content-type-options'], 'nosniff')

@@ -1,8 +1,8 @@
 // The platform clock in the top bar on every page.
 
+import { formatDuration, formatUtcTime } from '../../../web/ui/format.js'
+import { toast } from '../../../web/ui/toast.js'
 import { get, post } from './api.js'
-import { formatDuration, formatTime } from './dom.js'
-import { toast } from './toast.js'
 
 let base = null
 const now = document.getElementById('clock-now')
@@ -26,7 +26,7 @@ export function setClock(clock) {
 
 export function tickClock() {
   if (base === null) return
-  now.textContent = formatTime(new Date(base.ms + (performance.now() - base.at)).toISOString())
+  now.textContent = formatUtcTime(new Date(base.ms + (performance.now() - base.at)).toISOString())
   offset.textContent = formatDuration(base.offset)
 }
 

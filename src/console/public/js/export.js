@@ -1,10 +1,10 @@
 // Download buttons for the sandbox API's exports (docs/api.md, "Exports"). A plain link cannot
 // send X-Admin-Token, so the file is fetched with it and handed to the browser as a blob.
 
+import { h } from '../../../web/ui/dom.js'
+import { toast } from '../../../web/ui/toast.js'
 import { ApiFailure } from './api.js'
 import { report } from './components.js'
-import { h } from './dom.js'
-import { toast } from './toast.js'
 
 // The key api.js keeps the admin token under (this tab's session storage).
 const TOKEN_KEY = 'plinth.console.adminToken'

@@ -9,7 +9,7 @@
  * `update` (a poll's answer), `submitted` (the submit's own answer), and the user's and the
  * platform's moves named in the table.
  */
-import { formatPi, short } from './dom.js'
+import { formatPi, shortMiddle } from '../../../web/ui/format.js'
 
 /** The ledger's fee for one payment: 100 stroops (src/ledger/ledger-rules.ts, BASE_FEE_STROOPS). */
 export const FEE_STROOPS = 100n
@@ -159,7 +159,7 @@ export function view(state, facts) {
     case 'submitting':
       return line('Signing and submitting the transaction…')
     case 'paid':
-      return line(`Paid: transaction ${short(state.payment.transaction.txid)}. Waiting for ${appName} to complete the payment…`, 'ok')
+      return line(`Paid: transaction ${shortMiddle(state.payment.transaction.txid)}. Waiting for ${appName} to complete the payment…`, 'ok')
     case 'completed':
       return line(`Completed: ${appName} completed the payment.`, 'ok')
     case 'cancelled':
