@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The one drawer under the top bar, which the wallet, the notification centre and the account panel open.
  */
@@ -15,7 +16,9 @@ export function createDrawer() {
   const title = byId('drawer-title')
   const body = byId('drawer-body')
   title.setAttribute('tabindex', '-1')
+  /** @type {string | undefined} */
   let kind
+  /** @type {HTMLElement | undefined} */
   let opener
   const close = () => {
     const hadFocus = drawer.contains(document.activeElement)
@@ -33,12 +36,16 @@ export function createDrawer() {
   return {
     kind: () => kind,
     close,
+    /**
+     * @param {string} nextKind
+     * @param {string} label
+     */
     toggle(nextKind, label) {
       if (kind === nextKind) {
         close()
         return false
       }
-      if (kind === undefined) opener = document.activeElement
+      if (kind === undefined) opener = document.activeElement instanceof HTMLElement ? document.activeElement : undefined
       kind = nextKind
       title.textContent = label
       body.replaceChildren(h('p', { class: 'muted' }, 'Loading…'))
@@ -46,6 +53,10 @@ export function createDrawer() {
       title.focus()
       return true
     },
+    /**
+     * @param {string} forKind
+     * @param {...(Node | Node[])} nodes
+     */
     fill(forKind, ...nodes) {
       if (kind === forKind) body.replaceChildren(...nodes.flat())
     },

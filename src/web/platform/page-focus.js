@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * Where the platform page puts the focus when what had it is gone: the app's frame when an app is
  * open, else the heading of the view shown (never <body>). Its modal dialogs use it too.
@@ -13,7 +14,7 @@ export function focusFallback() {
   const frame = document.getElementById('app-frame')
   if (frame !== null && focusable(frame)) return frame.focus()
   const heading = document.querySelector('#main > section:not([hidden]) h1')
-  if (heading !== null) {
+  if (heading instanceof HTMLElement) {
     heading.setAttribute('tabindex', '-1')
     heading.focus()
   } else document.getElementById('main')?.focus()

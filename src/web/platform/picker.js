@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The app picker: the apps the page can open (the sandbox's apps, or production's directory), and,
  * in the sandbox, a form to open any app by its id at any URL.
@@ -10,6 +11,7 @@ import { isIcon } from './widgets.js'
 /**
  * `ctx`: `production()`, `showView(id)`, `markTab(name)`, `setUrl(changes)`, `failIn(element)`,
  * `listApps()`, `openApp(app)` and `openAppById(appId, url)`.
+ * @param {import('./types').PickerContext} ctx
  */
 export function createPicker(ctx) {
   async function showPicker() {
@@ -65,7 +67,9 @@ export function createPicker(ctx) {
 
   byId('open-form').addEventListener('submit', (event) => {
     event.preventDefault()
-    ctx.openAppById(byId('open-app-id').value.trim(), byId('open-url').value.trim()).catch(ctx.failIn(byId('picker-error')))
+    ctx
+      .openAppById(byId('open-app-id', HTMLInputElement).value.trim(), byId('open-url', HTMLInputElement).value.trim())
+      .catch(ctx.failIn(byId('picker-error')))
   })
 
   return { showPicker }

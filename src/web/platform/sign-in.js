@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * Signing in, by mode: in the sandbox, the list of test users (sign in as any, or create one); in
  * production, people's own accounts (password, passkey, sign-up) and the password reset link an
@@ -15,6 +16,7 @@ const enc = encodeURIComponent
  * `ctx`: `production()`, `showView(id)`, `failIn(element)` (shows an error there, or asks for the
  * admin token), `signIn(userId)` (sandbox), `enterAccount()` (production: whoever the session is),
  * `leaveApp()` (closes the app and the drawer).
+ * @param {import('./types').SignInContext} ctx
  */
 export function createSignIn(ctx) {
   // Signing in
@@ -26,7 +28,7 @@ export function createSignIn(ctx) {
     list.replaceChildren(h('li', { class: 'muted' }, 'Loading…'))
     try {
       // 50 at a time, newest first; any other user is a search away (the list API counts every match).
-      const q = byId('user-search').value.trim()
+      const q = byId('user-search', HTMLInputElement).value.trim()
       const { users, total } = await sandbox(`/sandbox/users?limit=50${q === '' ? '' : `&q=${enc(q)}`}`)
       byId('user-count').textContent =
         total > users.length ? `Showing the newest ${users.length} of ${total}: search by name for the others.` : ''
@@ -67,10 +69,10 @@ export function createSignIn(ctx) {
 
   byId('new-user-form').addEventListener('submit', (event) => {
     event.preventDefault()
-    const username = byId('new-username').value.trim()
+    const username = byId('new-username', HTMLInputElement).value.trim()
     sandbox('/sandbox/users', { method: 'POST', body: { username } })
       .then((created) => {
-        byId('new-username').value = ''
+        byId('new-username', HTMLInputElement).value = ''
         return ctx.signIn(created.user_id)
       })
       .catch(ctx.failIn(byId('signin-error')))
@@ -95,7 +97,7 @@ export function createSignIn(ctx) {
   byId('reset-form').addEventListener('submit', (event) => {
     event.preventDefault()
     const token = resetToken()
-    const password = byId('reset-password')
+    const password = byId('reset-password', HTMLInputElement)
     if (token === undefined) return showError(byId('reset-error'), 'This page is not a reset link any more: open the link again.')
     account('/account/password-reset', { method: 'POST', body: { token, new_password: password.value } })
       .then(() => {
@@ -122,6 +124,7 @@ export function createSignIn(ctx) {
 
   // Production: people sign in to their own accounts
 
+  /** @param {unknown} [message] */
   function showAccountSignIn(message) {
     ctx.showView('account-view')
     showError(byId('account-error'), message)
@@ -130,8 +133,9 @@ export function createSignIn(ctx) {
 
   // "Show the password": the field shows what was typed while the box is ticked (ASVS 2.1.12).
   for (const box of document.querySelectorAll('input[data-reveals]')) {
+    if (!(box instanceof HTMLInputElement)) continue
     box.addEventListener('change', () => {
-      byId(box.dataset.reveals).type = box.checked ? 'text' : 'password'
+      byId(String(box.dataset.reveals), HTMLInputElement).type = box.checked ? 'text' : 'password'
     })
   }
 
@@ -147,13 +151,15 @@ export function createSignIn(ctx) {
     }
   })
 
-  for (const [formId, path, fields] of [
+  /** @type {Array<[string, '/account/signin' | '/account/signup', [string, string]]>} */
+  const accountForms = [
     ['signin-form', '/account/signin', ['signin-username', 'signin-password']],
     ['signup-form', '/account/signup', ['signup-username', 'signup-password']],
-  ]) {
+  ]
+  for (const [formId, path, fields] of accountForms) {
     byId(formId).addEventListener('submit', (event) => {
       event.preventDefault()
-      const [username, password] = fields.map((id) => byId(id))
+      const [username, password] = fields.map((id) => byId(id, HTMLInputElement))
       account(path, { method: 'POST', body: { username: username.value.trim(), password: password.value } })
         .then(() => {
           password.value = ''

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * Dialogs of both pages. The console's questions are native <dialog>s opened with showModal()
  * (the browser makes the page inert, traps nothing but gives Escape; focus.js keeps Tab inside).
@@ -6,7 +7,7 @@
  * and not come back on close): they are drawn in the page's modal layer, which makes the rest of the
  * page inert itself (ARCHITECTURE.md, "The browser code").
  */
-import { byId, h } from './dom.js'
+import { append, byId, h } from './dom.js'
 import { focusable, keepFocusIn, trapFocus } from './focus.js'
 
 /** @typedef {import('./dom.js').Child} Child */
@@ -84,7 +85,7 @@ export function openModal({ label, className = '', render, onDismiss, focusActio
     'aria-labelledby': titleId,
     tabindex: '-1',
   })
-  dialog.append(h('h2', { id: titleId }, label), ...[render(close)].flat())
+  append(dialog, [h('h2', { id: titleId }, label), render(close)])
   layer.replaceChildren(dialog)
   layer.hidden = false
   modalOpen = true
@@ -94,7 +95,7 @@ export function openModal({ label, className = '', render, onDismiss, focusActio
   // for the app, pressed as the dialog opened, must not land on it.
   const usable = ':not([disabled]):not([hidden])'
   const first = focusAction ? (dialog.querySelector(`button.primary${usable}`) ?? dialog.querySelector(`button${usable}`)) : null
-  ;(first ?? dialog).focus()
+  /** @type {HTMLElement} */ ;(first ?? dialog).focus()
   setInert(host.behind, true)
   return close
 }
@@ -119,6 +120,7 @@ export function confirmDialog({ title, text, confirm, kind = 'danger', testid = 
       )
     )
     trapFocus(dialog)
+    /** @param {boolean} answer */
     const done = (answer) => {
       dialog.close()
       dialog.remove()

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The DOM helpers of both pages (the platform page and the console). Text always goes in as text
  * nodes and links only as http(s) or same-page URLs: whatever the platform or an app sends (names,
@@ -9,10 +10,11 @@
  * `onX` listens to X, and `on: { click, input }` to several; other properties are attributes
  * (`true` an empty one; `undefined`, `null` and `false` none). Arrays of children, nested or
  * not, are flattened; strings become text nodes.
- * @param {string} tag
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
  * @param {Record<string, unknown> | null} [props]
  * @param {...Child} children
- * @returns {HTMLElement}
+ * @returns {HTMLElementTagNameMap[K]}
  */
 export function h(tag, props, ...children) {
   const element = document.createElement(tag)
@@ -35,7 +37,7 @@ export function h(tag, props, ...children) {
   return element
 }
 
-/** @typedef {Node | string | number | boolean | null | undefined | Child[]} Child */
+/** @typedef {import('./types').Child} Child */
 
 /**
  * Appends children (flattened; strings as text).
@@ -68,14 +70,18 @@ export function safeHref(value) {
 }
 
 /**
- * The element of the page with this id (a missing one is a bug of the page).
+ * The element of the page with this id, of the class `kind` (HTMLElement unless given): a missing
+ * one, or one of another kind, is a bug of the page.
+ * @template {HTMLElement} [T=HTMLElement]
  * @param {string} id
- * @returns {HTMLElement}
+ * @param {new () => T} [kind]
+ * @returns {T}
  */
-export const byId = (id) => {
+export const byId = (id, kind) => {
   const element = document.getElementById(id)
   if (element === null) throw new Error(`#${id} is missing from the page`)
-  return element
+  if (!(element instanceof (kind ?? HTMLElement))) throw new Error(`#${id} is not a ${kind?.name}`)
+  return /** @type {T} */ (element)
 }
 
 /**

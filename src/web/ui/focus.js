@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * Focus management both pages share: what can take the focus, and keeping Tab inside a dialog.
  */

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * Formats both pages show: amounts of Pi, times, durations and long ids.
  */

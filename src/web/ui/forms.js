@@ -1,12 +1,13 @@
+// @ts-check
 /**
- * Forms of both pages: a one-line form and a grid of search filters (the platform page), a form
- * whose submit gets its values and a search box (the console, components.js).
+ * Forms: a one-line form, and a grid of search filters.
  */
 import { h } from './dom.js'
 
 /**
  * A one-line form: `label` for `input` (which has an id), more fields in `extra`, and a submit
  * button `action`; `onSubmit()` runs on submit. `search` marks it a search form.
+ * @param {{ label: string, input: HTMLElement, extra?: import('./types').Child[], action: string, onSubmit: () => void, search?: boolean }} options
  */
 export function inlineForm({ label, input, extra = [], action, onSubmit, search = false }) {
   return h(
@@ -14,6 +15,7 @@ export function inlineForm({ label, input, extra = [], action, onSubmit, search 
     {
       class: 'row',
       role: search ? 'search' : undefined,
+      /** @param {SubmitEvent} event */
       onsubmit: (event) => {
         event.preventDefault()
         onSubmit()
@@ -26,13 +28,18 @@ export function inlineForm({ label, input, extra = [], action, onSubmit, search 
   )
 }
 
-/** A search form of labelled fields (`[[label, input], …]`, each input with an id) in a grid; `onSubmit()` runs on submit. */
+/**
+ * A search form of labelled fields (`[[label, input], …]`, each input with an id) in a grid; `onSubmit()` runs on submit.
+ * @param {Array<[string, HTMLElement]>} fields
+ * @param {() => void} onSubmit
+ */
 export function filterForm(fields, onSubmit, action = 'Search') {
   return h(
     'form',
     {
       class: 'filters',
       role: 'search',
+      /** @param {SubmitEvent} event */
       onsubmit: (event) => {
         event.preventDefault()
         onSubmit()

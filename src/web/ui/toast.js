@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * Toasts of both pages, in the page's `#toasts` region: a short message that goes by itself
  * (4 s; 8 s for an error, which is also an alert). The platform page stacks them; the console

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The portal's list of an app's server API keys: made (the key shown once) and revoked by the app's owner.
  * `view`: what the portal's app page gives its sections: `attempt(call)`, `section(id, title, …children)`,
@@ -12,9 +13,16 @@ import { confirmAct, when } from '../widgets.js'
 
 const enc = encodeURIComponent
 
+/**
+ * @param {import('../types').PortalSectionView} view
+ * @param {{ app_id: string }} app
+ * @param {import('../types').PortalKey[]} keys
+ * @param {boolean} owner
+ */
 export function keysSection(view, app, keys, owner) {
-  const path = `/portal/apps/${enc(app.app_id)}/keys`
+  const path = /** @type {const} */ (`/portal/apps/${enc(app.app_id)}/keys`)
   const name = h('input', { id: 'new-key-name', maxlength: '60', autocomplete: 'off', placeholder: 'production server' })
+  /** @param {import('../types').PortalKey} key */
   const row = (key) =>
     h(
       'li',

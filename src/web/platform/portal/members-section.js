@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The portal's list of an app's members: added, removed and handed the app by its owner; a member may leave.
  * `view`: what the portal's app page gives its sections: `attempt(call)`, `section(id, title, …children)`,
@@ -12,10 +13,20 @@ import { confirmAct, when } from '../widgets.js'
 
 const enc = encodeURIComponent
 
+/**
+ * @param {import('../types').PortalSectionView} view
+ * @param {{ app_id: string, name: string }} app
+ * @param {import('../types').PortalMember[]} members
+ * @param {boolean} owner
+ */
 export function membersSection(view, app, members, owner) {
-  const path = `/portal/apps/${enc(app.app_id)}/members`
+  const path = /** @type {const} */ (`/portal/apps/${enc(app.app_id)}/members`)
   const me = view.user()?.username.toLowerCase()
   const username = h('input', { id: 'new-member', maxlength: '32', autocomplete: 'off', pattern: '[A-Za-z0-9_]{3,32}', required: true })
+  /**
+   * @param {import('../types').PortalMember} member
+   * @param {boolean} leaving
+   */
   const remove = async (member, leaving) => {
     const sure = await confirmAct({
       title: leaving ? `Leave ${app.name}?` : `Remove ${member.username}?`,
@@ -31,6 +42,7 @@ export function membersSection(view, app, members, owner) {
       await view.reload()
     } else await view.renderDetail()
   }
+  /** @param {import('../types').PortalMember} member */
   const handOver = async (member) => {
     const sure = await confirmAct({
       title: `Hand ${app.name} over to ${member.username}?`,
@@ -45,6 +57,7 @@ export function membersSection(view, app, members, owner) {
     toast(`${member.username} owns ${app.name} now.`)
     await view.reload()
   }
+  /** @param {import('../types').PortalMember} member */
   const row = (member) => {
     const self = member.username.toLowerCase() === me
     return h(
