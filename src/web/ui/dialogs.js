@@ -95,7 +95,8 @@ export function openModal({ label, className = '', render, onDismiss, focusActio
   // for the app, pressed as the dialog opened, must not land on it.
   const usable = ':not([disabled]):not([hidden])'
   const first = focusAction ? (dialog.querySelector(`button.primary${usable}`) ?? dialog.querySelector(`button${usable}`)) : null
-  /** @type {HTMLElement} */ ;(first ?? dialog).focus()
+  const target = /** @type {HTMLElement} */ (first ?? dialog)
+  target.focus()
   setInert(host.behind, true)
   return close
 }
