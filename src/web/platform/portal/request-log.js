@@ -5,6 +5,7 @@
 
 import { openModal } from '../../../web/ui/dialogs.js'
 import { h } from '../../../web/ui/dom.js'
+import { shortMiddle } from '../../../web/ui/format.js'
 import { filterForm } from '../../../web/ui/forms.js'
 import { emptyRow, grid, pagedRows } from '../../../web/ui/tables.js'
 import { toast } from '../../../web/ui/toast.js'
