@@ -23,6 +23,16 @@
  *
  * Inside a domain, logic (services, repositories, pure rules) never imports src/http/: only the
  * Fastify side of a domain does, that is its route modules and its Fastify hooks and plugins.
+ *
+ * The browser code (JavaScript served as written, ARCHITECTURE.md, "The browser code") has floors
+ * of its own and never imports the server's modules:
+ *
+ *   1. api     src/web/api/ (the API's types, generated from its OpenAPI document, and the fetch under both pages)
+ *   2. ui      src/web/ui/ (the UI layer: DOM, dialogs, focus, forms, tables, toasts, formats)
+ *   3. pages   src/web/platform/ (the platform page) and src/console/public/ (the console): each imports
+ *              the UI layer and the API client, never the other page
+ *
+ * The SDK (src/web/sdk/) and the docs helpers (src/web/docs/) are served as single scripts: they import nothing.
  */
 const DB = '^src/db/'
 const LIB = '^src/(lib|clock)/|^src/config[.]ts$'
@@ -67,6 +77,13 @@ const DOMAIN_PORTS = {
  * modules share (the portal's tag, role and membership check), the /ledger (Horizon) plugin, and
  * the hooks a domain adds to every request (request log, metrics, injected faults).
  */
+const BROWSER_API = '^src/web/api/'
+const BROWSER_UI = '^src/web/ui/'
+const PLATFORM_PAGE = '^src/web/platform/'
+const CONSOLE_PAGE = '^src/console/public/'
+const SINGLE_SCRIPTS = '^src/web/(sdk|docs)/'
+const BROWSER = [BROWSER_API, BROWSER_UI, PLATFORM_PAGE, CONSOLE_PAGE, SINGLE_SCRIPTS].join('|')
+
 const FASTIFY_SIDE =
   '-routes[.]ts$|-route-shared[.]ts$|^src/ledger/horizon/|^src/request-log/request-log[.]ts$|^src/system/metrics[.]ts$|/fault-injection[.]ts$'
 
@@ -98,12 +115,44 @@ module.exports = {
       name: `domain-ports-${domain}`,
       comment: `${domain}/ imports ${ports.length === 0 ? 'no other domain' : `only the domains ${ports.join(', ')}`}.`,
       severity: 'error',
-      from: { path: `^src/${domain}/` },
+      from: { path: `^src/${domain}/`, pathNot: BROWSER },
       to: {
         path: DOMAINS,
         pathNot: `^src/(${[domain, ...ports].join('|')})/`,
       },
     })),
+    upward(
+      'browser-api-below-ui',
+      BROWSER_API,
+      [BROWSER_UI, PLATFORM_PAGE, CONSOLE_PAGE].join('|'),
+      'src/web/api/ imports no UI and no page.',
+    ),
+    upward(
+      'browser-ui-below-pages',
+      BROWSER_UI,
+      [PLATFORM_PAGE, CONSOLE_PAGE].join('|'),
+      'The UI layer serves both pages and knows neither.',
+    ),
+    upward(
+      'platform-page-not-console',
+      PLATFORM_PAGE,
+      CONSOLE_PAGE,
+      'The platform page imports the UI layer and the API client, never the console.',
+    ),
+    upward(
+      'console-not-platform-page',
+      CONSOLE_PAGE,
+      PLATFORM_PAGE,
+      'The console imports the UI layer and the API client, never the platform page.',
+    ),
+    upward('single-scripts-import-nothing', SINGLE_SCRIPTS, '^src/', 'The SDK and the docs helpers are served as single scripts.'),
+    {
+      name: 'browser-not-on-server',
+      comment: 'The browser code runs in the page: it imports no server module (a .ts file), only the browser folders.',
+      severity: 'error',
+      from: { path: BROWSER },
+      to: { path: '^src/', pathNot: `${BROWSER}` },
+    },
     {
       name: 'src-not-on-bench',
       comment: 'The product does not import the benchmarks.',
@@ -130,7 +179,8 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^src/(web|console/public)/.*[.]js$' },
+    // The generated API types are read by the type checker only (23,000 lines of types, no imports).
+    exclude: { path: '^src/web/api/openapi[.]d[.]ts$' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: {

@@ -22,7 +22,8 @@ import { fileURLToPath } from 'node:url'
 
 const SOURCE_ROOTS = ['src', 'bench', 'scripts', 'examples']
 const TEST_ROOTS = ['test']
-const EXEMPT = ['src/db/migrations/']
+// src/web/api/openapi.d.ts is generated from the OpenAPI document (npm run api-types), never edited.
+const EXEMPT = ['src/db/migrations/', 'src/web/api/openapi.d.ts']
 const COUNTED = /\.(ts|mts|cts|js|mjs|cjs|css|html)$/
 const SKIPPED_DIRS = new Set(['node_modules'])
 export const LIMITS = { source: 500, test: 600 }
@@ -31,10 +32,7 @@ const BROWSER = 'split by the browser reorganisation (#42)'
 /** @type {{ path: string, lines: number, reason: string }[]} */
 export const ALLOWED = [
   { path: 'src/payments/payments-repo.ts', lines: 564, reason: 'split after the networks branch lands (#39)' },
-  { path: 'src/web/sandbox/main.js', lines: 639, reason: BROWSER },
-  { path: 'src/web/sandbox/portal-panel.js', lines: 623, reason: BROWSER },
-  { path: 'src/web/sandbox/portal-activity.js', lines: 525, reason: BROWSER },
-  { path: 'src/web/sandbox/sandbox.css', lines: 997, reason: `${BROWSER}: the two pages' styles become the shared UI layer's` },
+  { path: 'src/web/platform/platform.css', lines: 997, reason: `${BROWSER}: the two pages' styles become the shared UI layer's` },
   { path: 'src/console/public/console.css', lines: 759, reason: `${BROWSER}: the two pages' styles become the shared UI layer's` },
 ]
 

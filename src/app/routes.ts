@@ -27,6 +27,7 @@ import { systemRoutes } from '../system/system-routes.js'
 import { hubRoutes } from '../web/hub/hub-routes.js'
 import { productionPageRoutes, sandboxPageRoutes } from '../web/sandbox-page-routes.js'
 import { sdkRoutes } from '../web/sdk-routes.js'
+import { webUiRoutes } from '../web/ui-routes.js'
 import type { AppDeps } from './app-deps.js'
 import type { PipelineContext, PipelineProducts } from './pipeline.js'
 import { VERSION } from './server.js'
@@ -120,6 +121,13 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
     name: 'SDK',
     serves: 'the browser SDK files, to anyone',
     register: (app) => sdkRoutes(app),
+  },
+  {
+    name: 'browser UI layer',
+    serves: '/web/ui/ and /web/api/: the UI layer and the API client both pages import, to anyone',
+    register: async (app) => {
+      await app.register(webUiRoutes)
+    },
   },
   {
     name: 'ledger',

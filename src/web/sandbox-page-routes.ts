@@ -79,7 +79,7 @@ const WEBAUTHN_BROWSER = join(
 
 /** The page at `page`, its files under `${page}ui/`, and `${page}ui/platform.json` (the mode and what the page needs). */
 async function platformPage(app: FastifyInstance, options: { page: string; platform: Record<string, unknown> }): Promise<void> {
-  const dir = `${webDir()}sandbox/`
+  const dir = `${webDir()}platform/`
   const { page, platform } = options
 
   app.addHook('onSend', async (_request, reply) => {
@@ -97,9 +97,15 @@ async function platformPage(app: FastifyInstance, options: { page: string; platf
     reply.type('text/javascript; charset=utf-8').send(await readFile(WEBAUTHN_BROWSER, 'utf8')),
   )
 
-  await app.register(fastifyStatic, {
-    root: dir,
-    prefix: `${page}ui/`,
+  // The shell's files, and one folder per panel (account/, portal/, operator/, wallet/, payment/).
+  await app.register(fastifyStatic, pageFiles(dir, `${page}ui/`, /^\/([a-z]+\/)?[a-z0-9-]+\.(js|css|svg)$/))
+}
+
+/** @fastify/static's options for a page's files: only the paths `allowed` matches, no listing, no index, no dotfiles. */
+export function pageFiles(root: string, prefix: string, allowed: RegExp) {
+  return {
+    root,
+    prefix,
     decorateReply: false,
     index: false,
     list: false,
@@ -107,6 +113,6 @@ async function platformPage(app: FastifyInstance, options: { page: string; platf
     etag: true,
     lastModified: false,
     cacheControl: false,
-    allowedPath: (path) => /^\/[a-z0-9-]+\.(js|css|svg)$/.test(path),
-  })
+    allowedPath: (path: string) => allowed.test(path),
+  } as const
 }

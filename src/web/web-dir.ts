@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 /**
- * The browser files (the SDK and the sandbox page) are served from `src/web/` as they are,
+ * The browser files (the SDK and the platform page) are served from `src/web/` as they are,
  * with no build step. Two levels up from this module is the project root both when it runs
  * from source (`src/web/`) and compiled (`dist/web/`).
  */

@@ -75,7 +75,7 @@ describe('client SDK and sandbox page routes', () => {
     assert.equal(redirect.statusCode, 308)
     assert.equal(redirect.headers.location, '/sandbox/')
 
-    for (const file of ['main.js', 'api.js', 'bridge.js', 'dom.js', 'flows.js', 'panels.js', 'sandbox.css']) {
+    for (const file of ['main.js', 'api.js', 'bridge.js', 'sign-in.js', 'flows.js', 'portal/portal-panel.js', 'platform.css']) {
       const response = await get(`/sandbox/ui/${file}`)
       assert.equal(response.statusCode, 200, file)
       assert.equal(response.headers['x-content-type-options'], 'nosniff')
@@ -102,6 +102,29 @@ describe('client SDK and sandbox page routes', () => {
       const response = await get(url)
       assert.equal(response.statusCode, 404, url)
       assert.equal(response.json().error, 'not_found', url)
+    }
+  })
+
+  it('serves the UI layer and the API client both pages import under /web/, in both modes, and nothing else there', async () => {
+    for (const on of [platform, production]) {
+      for (const url of ['/web/ui/dom.js', '/web/ui/dialogs.js', '/web/api/client.js']) {
+        const response = await get(url, on)
+        assert.equal(response.statusCode, 200, url)
+        assert.match(String(response.headers['content-type']), /javascript/, url)
+        assert.equal(response.headers['x-content-type-options'], 'nosniff', url)
+        assert.match(String(response.headers['content-security-policy']), /default-src 'none'/, url)
+      }
+    }
+    for (const url of [
+      '/web/ui/',
+      '/web/web-dir.ts',
+      '/web/sdk/pi-sdk-core.js',
+      '/web/platform/main.js',
+      '/web/api/openapi.d.ts',
+      '/web/ui/../platform/main.js',
+      '/web/ui/%2e%2e/platform/main.js',
+    ]) {
+      assert.equal((await get(url)).statusCode, 404, url)
     }
   })
 

@@ -1,5 +1,5 @@
 /**
- * When a press of the payment dialog's Pay counts (src/web/sandbox/pay-guard.js), without a
+ * When a press of the payment dialog's Pay counts (src/web/platform/payment/pay-guard.js), without a
  * browser. test/e2e/payment-tapjack.e2e.ts drives the real dialog with a fast-tapping user.
  */
 import assert from 'node:assert/strict'
@@ -27,7 +27,7 @@ interface Module {
 }
 
 // A browser module (plain JavaScript, no types): loaded by URL, typed by the interface above.
-const m = (await import(new URL('../../src/web/sandbox/pay-guard.js', import.meta.url).href)) as Module
+const m = (await import(new URL('../../src/web/platform/payment/pay-guard.js', import.meta.url).href)) as Module
 
 /** A dialog shown at 0 whose Pay was enabled at `enabledAt`. */
 function shown(enabledAt = 100): Guard {

@@ -1,5 +1,5 @@
 /**
- * The sandbox page's payment dialog rules (src/web/sandbox/payment-machine.js), without a
+ * The sandbox page's payment dialog rules (src/web/platform/payment/payment-machine.js), without a
  * browser: the transition table, and what each state shows. test/e2e/sandbox.e2e.ts and
  * sandbox-dialogs.e2e.ts drive the real dialog.
  */
@@ -43,7 +43,7 @@ interface Machine {
 }
 
 // A browser module (plain JavaScript, no types): loaded by URL, typed by the interface above.
-const modulePath = new URL('../../src/web/sandbox/payment-machine.js', import.meta.url).href
+const modulePath = new URL('../../src/web/platform/payment/payment-machine.js', import.meta.url).href
 const m = (await import(modulePath)) as Machine
 
 const payment = (over: Partial<Payment['status']> = {}, txid?: string): Payment => ({

@@ -28,7 +28,7 @@ describe('the platform page (production)', () => {
       approval_window_seconds: 60,
       payment_step_up_amount: '100',
     })
-    for (const file of ['main.js', 'platform.js', 'account-panel.js', 'sandbox.css', 'vendor/webauthn.js']) {
+    for (const file of ['main.js', 'platform.js', 'account/account-panel.js', 'platform.css', 'vendor/webauthn.js']) {
       const response = await get(`/ui/${file}`)
       assert.equal(response.statusCode, 200, file)
       assert.ok(response.headers['content-security-policy'], file)

@@ -1,12 +1,20 @@
+// @ts-check
 // The sandbox API client: one place that sends the admin token and turns error answers into
 // ApiFailure with a message a person can act on.
+
+import { requestJson } from '../../../web/api/client.js'
 
 const TOKEN_KEY = 'plinth.console.adminToken'
 
 export class ApiFailure extends Error {
+  /**
+   * @param {number} status
+   * @param {unknown} body the error answer, `{error, error_message}`
+   */
   constructor(status, body) {
-    const code = body && typeof body.error === 'string' ? body.error : undefined
-    const text = body && typeof body.error_message === 'string' ? body.error_message : undefined
+    const answer = /** @type {{ error?: unknown, error_message?: unknown } | null | undefined} */ (body)
+    const code = answer && typeof answer.error === 'string' ? answer.error : undefined
+    const text = answer && typeof answer.error_message === 'string' ? answer.error_message : undefined
     super(humanMessage(status, code, text))
     this.status = status
     this.code = code
@@ -16,6 +24,9 @@ export class ApiFailure extends Error {
 /**
  * A message for a person: no schema paths ("body/advance_seconds must be <= 316224000"), no bare
  * status numbers. The platform's own sentence is kept when it is one.
+ * @param {number} status
+ * @param {string | undefined} code
+ * @param {string | undefined} text
  */
 export function humanMessage(status, code, text) {
   if (status === 0) return 'Plinth did not answer: is it still running?'
@@ -30,45 +41,93 @@ export function humanMessage(status, code, text) {
 }
 
 let adminToken = sessionStorage.getItem(TOKEN_KEY) ?? ''
+/** @type {(message: string) => void} */
 let onTokenRefused = () => {}
 
+/** @param {string} token */
 export function setAdminToken(token) {
   adminToken = token
   sessionStorage.setItem(TOKEN_KEY, token)
 }
 
+/** @param {(message: string) => void} handler */
 export function whenTokenRefused(handler) {
   onTokenRefused = handler
 }
 
+/** @typedef {import('../../../web/api/routes').Method} Method */
+/**
+ * @template {string} P
+ * @template {Method} M
+ * @typedef {import('../../../web/api/routes').Answer<P, M>} Answer
+ */
+/**
+ * @template {string} P
+ * @template {Method} M
+ * @typedef {import('../../../web/api/routes').Body<P, M>} Body
+ */
+
+/**
+ * One call with the admin token; answers the JSON (typed by the route `path` names) or throws ApiFailure.
+ * @template {Method} M
+ * @template {string} P
+ * @param {M} method
+ * @param {P} path
+ * @param {Body<P, M>} [body]
+ * @returns {Promise<Answer<P, M>>}
+ */
 export async function api(method, path, body) {
   // The console names itself: a body-less POST without it is refused (docs/security.md, "Requests from other sites").
-  const headers = { accept: 'application/json', 'x-plinth-client': 'console' }
-  if (body !== undefined) headers['content-type'] = 'application/json'
+  /** @type {Record<string, string>} */
+  const headers = { 'x-plinth-client': 'console' }
   if (adminToken !== '') headers['x-admin-token'] = adminToken
-  let response
-  try {
-    response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
-  } catch {
-    throw new ApiFailure(0, null)
-  }
-  const data = await response.json().catch(() => null)
-  if (!response.ok) {
-    const failure = new ApiFailure(response.status, data)
+  const reply = await requestJson(path, { method, headers, body })
+  if (reply.status === 0) throw new ApiFailure(0, null)
+  const data = reply.data ?? null
+  if (!reply.ok) {
+    const failure = new ApiFailure(reply.status, data)
     if (failure.code === 'invalid_admin_token') onTokenRefused(adminToken === '' ? '' : 'That token was refused.')
     throw failure
   }
-  return data
+  return /** @type {Answer<P, M>} */ (data)
 }
 
+/**
+ * @template {string} P
+ * @param {P} path
+ */
 export const get = (path) => api('GET', path)
-export const post = (path, body) => api('POST', path, body ?? {})
+/**
+ * @template {string} P
+ * @param {P} path
+ * @param {Body<P, 'POST'>} [body]
+ */
+export const post = (path, body) => api('POST', path, body ?? /** @type {Body<P, 'POST'>} */ ({}))
+/**
+ * @template {string} P
+ * @param {P} path
+ * @param {Body<P, 'PUT'>} body
+ */
 export const put = (path, body) => api('PUT', path, body)
+/**
+ * @template {string} P
+ * @param {P} path
+ * @param {Body<P, 'PATCH'>} body
+ */
 export const patch = (path, body) => api('PATCH', path, body)
+/**
+ * @template {string} P
+ * @param {P} path
+ */
 export const del = (path) => api('DELETE', path)
+/** @param {string} value */
 export const seg = (value) => encodeURIComponent(value)
 
-/** A query string from the values that are set (empty strings and undefined are left out). */
+/**
+ * A query string from the values that are set (empty strings and undefined are left out).
+ * @param {Record<string, unknown>} params
+ * @returns {'' | `?${string}`}
+ */
 export function query(params) {
   const search = new URLSearchParams()
   for (const [name, value] of Object.entries(params)) {
@@ -78,7 +137,12 @@ export function query(params) {
   return text === '' ? '' : `?${text}`
 }
 
-/** A ledger (Horizon) read: public, no token. Null when the record does not exist. */
+/**
+ * A ledger (Horizon) read: public, no token. Null when the record does not exist.
+ * @template {string} P
+ * @param {P} path
+ * @returns {Promise<Answer<`/ledger${P}`, 'GET'> | null>}
+ */
 export async function ledgerGet(path) {
   const response = await fetch(`/ledger${path}`, { headers: { accept: 'application/json' } })
   if (response.status === 404) return null
@@ -87,8 +151,12 @@ export async function ledgerGet(path) {
   return data
 }
 
+/** @type {Promise<{ paths?: Record<string, Record<string, unknown>> }> | undefined} */
 let documented
-/** Whether this Plinth serves a route (its OpenAPI document lists it), asked once per page load. */
+/**
+ * Whether this Plinth serves a route (its OpenAPI document lists it), asked once per page load.
+ * @param {string} path
+ */
 export async function hasRoute(path, method = 'get') {
   documented ??= fetch('/docs/json')
     .then((response) => (response.ok ? response.json() : { paths: {} }))

@@ -1,3 +1,4 @@
+// @ts-check
 // The sandbox's rules for an app's name and URL (src/apps/app-rules.ts), checked before sending
 // so the console accepts only what the sandbox will.
 
@@ -5,6 +6,7 @@ export const MAX_APP_NAME = 60
 export const MAX_APP_URL = 500
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]'])
 
+/** @param {string} name */
 export function appNameProblem(name) {
   if (/^ *$/.test(name)) return 'The name must not be empty.'
   if ([...name].length > MAX_APP_NAME) return `The name must be at most ${MAX_APP_NAME} characters (it has ${[...name].length}).`
@@ -12,12 +14,14 @@ export function appNameProblem(name) {
   return null
 }
 
+/** @param {URL} url */
 const originOf = (url) => {
   const host = LOOPBACK.has(url.hostname) || url.hostname.startsWith('127.') ? 'loopback' : url.hostname
   const port = url.port === '' ? (url.protocol === 'https:' ? '443' : '80') : url.port
   return `${url.protocol}//${host}:${port}`
 }
 
+/** @param {string} url */
 export function appUrlProblem(url) {
   let parsed
   try {

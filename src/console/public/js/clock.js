@@ -1,12 +1,15 @@
+// @ts-check
 // The platform clock in the top bar on every page.
 
+import { byId } from '../../../web/ui/dom.js'
+import { formatDuration, formatUtcTime } from '../../../web/ui/format.js'
+import { toast } from '../../../web/ui/toast.js'
 import { get, post } from './api.js'
-import { formatDuration, formatTime } from './dom.js'
-import { toast } from './toast.js'
 
+/** @type {{ ms: number, at: number, offset: number } | null} */
 let base = null
-const now = document.getElementById('clock-now')
-const offset = document.getElementById('clock-offset')
+const now = byId('clock-now')
+const offset = byId('clock-offset')
 
 /** The most the clock moves in one call (the API's bound: ten years and a bit). */
 export const MAX_ADVANCE_SECONDS = 316_224_000
@@ -19,6 +22,7 @@ export async function refreshClock() {
   }
 }
 
+/** @param {{ timestamp: number, offset_seconds: number }} clock */
 export function setClock(clock) {
   base = { ms: clock.timestamp * 1000, at: performance.now(), offset: clock.offset_seconds }
   tickClock()
@@ -26,7 +30,7 @@ export function setClock(clock) {
 
 export function tickClock() {
   if (base === null) return
-  now.textContent = formatTime(new Date(base.ms + (performance.now() - base.at)).toISOString())
+  now.textContent = formatUtcTime(new Date(base.ms + (performance.now() - base.at)).toISOString())
   offset.textContent = formatDuration(base.offset)
 }
 
@@ -35,6 +39,7 @@ export async function resetClock() {
   toast('Platform clock back on real time')
 }
 
+/** @param {number} seconds */
 export async function advanceClock(seconds) {
   setClock(await post('/sandbox/clock', { advance_seconds: seconds }))
   toast(`Platform clock advanced by ${formatDuration(seconds).replace(' ahead', '')}`)

@@ -1,9 +1,9 @@
 // Shared pieces: tables with cursor paging, forms and buttons with busy states, confirmation
 // dialogs that keep the focus inside them.
 
+import { h } from '../../../web/ui/dom.js'
+import { toast } from '../../../web/ui/toast.js'
 import { ApiFailure } from './api.js'
-import { h } from './dom.js'
-import { toast } from './toast.js'
 
 export function report(error) {
   if (error instanceof ApiFailure && error.code === 'invalid_admin_token') return
@@ -178,55 +178,4 @@ export function action(label, run, { kind = '', confirm, testid } = {}) {
     }
   })
   return button
-}
-
-const FOCUSABLE =
-  'a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])'
-
-/** Keeps Tab and Shift+Tab inside `container` (a modal dialog). */
-export function trapFocus(container) {
-  container.addEventListener('keydown', (event) => {
-    if (event.key !== 'Tab') return
-    const items = [...container.querySelectorAll(FOCUSABLE)].filter((el) => el.offsetParent !== null)
-    if (items.length === 0) return
-    const first = items[0]
-    const last = items[items.length - 1]
-    if (event.shiftKey && document.activeElement === first) {
-      event.preventDefault()
-      last.focus()
-    } else if (!event.shiftKey && document.activeElement === last) {
-      event.preventDefault()
-      first.focus()
-    }
-  })
-}
-
-/** Asks a yes/no question in a modal dialog; resolves true when confirmed. */
-export function confirmDialog({ title, text, confirm, kind = 'danger', testid = 'confirm-dialog' }) {
-  return new Promise((resolve) => {
-    const yes = h('button', { type: 'button', class: `primary ${kind}`, 'data-testid': `${testid}-yes` }, confirm)
-    const no = h('button', { type: 'button' }, 'Cancel')
-    const dialog = h(
-      'dialog',
-      { 'data-testid': testid, 'aria-labelledby': `${testid}-title` },
-      h('h2', { id: `${testid}-title` }, title),
-      h('p', {}, text),
-      h('div', { class: 'actions' }, yes, no),
-    )
-    trapFocus(dialog)
-    const done = (answer) => {
-      dialog.close()
-      dialog.remove()
-      resolve(answer)
-    }
-    yes.addEventListener('click', () => done(true))
-    no.addEventListener('click', () => done(false))
-    dialog.addEventListener('cancel', (event) => {
-      event.preventDefault()
-      done(false)
-    })
-    document.body.append(dialog)
-    dialog.showModal()
-    no.focus()
-  })
 }

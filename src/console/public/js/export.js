@@ -1,16 +1,19 @@
+// @ts-check
 // Download buttons for the sandbox API's exports (docs/api.md, "Exports"). A plain link cannot
 // send X-Admin-Token, so the file is fetched with it and handed to the browser as a blob.
 
+import { h } from '../../../web/ui/dom.js'
+import { toast } from '../../../web/ui/toast.js'
 import { ApiFailure } from './api.js'
 import { report } from './components.js'
-import { h } from './dom.js'
-import { toast } from './toast.js'
 
 // The key api.js keeps the admin token under (this tab's session storage).
 const TOKEN_KEY = 'plinth.console.adminToken'
 
 /** Fetches an export and saves it under the name the server gives (Content-Disposition). */
+/** @param {string} path */
 export async function download(path) {
+  /** @type {Record<string, string>} */
   const headers = { 'x-plinth-client': 'console' }
   const token = sessionStorage.getItem(TOKEN_KEY) ?? ''
   if (token !== '') headers['x-admin-token'] = token
@@ -33,8 +36,13 @@ export async function download(path) {
   else toast(`Downloaded ${name}`)
 }
 
-/** "Export CSV" and "Export JSON" buttons for one export route: `path` (or a function answering it, read on click) without format. */
+/**
+ * "Export CSV" and "Export JSON" buttons for one export route: `path` (or a function answering it, read on click) without format.
+ * @param {string | (() => string)} path
+ * @param {string} testid
+ */
 export function exportButtons(path, testid) {
+  /** @param {'csv' | 'json'} format */
   const button = (format) => {
     const el = h('button', { type: 'button', class: 'small', 'data-testid': `${testid}-${format}` }, `Export ${format.toUpperCase()}`)
     el.addEventListener('click', async () => {

@@ -1,8 +1,9 @@
 // Plinth developer console: wiring. It calls the sandbox API (and reads the ledger from /ledger).
 
+import { trapFocus } from '../../../web/ui/focus.js'
+import { oneToastAtATime } from '../../../web/ui/toast.js'
 import { setAdminToken, whenTokenRefused } from './api.js'
 import { refreshClock, tickClock } from './clock.js'
-import { trapFocus } from './components.js'
 import { appPage, appsPage } from './pages/apps.js'
 import { accountPage, ledgerPage, transactionPage } from './pages/ledger.js'
 import { overviewPage } from './pages/overview.js'
@@ -13,6 +14,9 @@ import { mountSearch, searchPage } from './pages/search.js'
 import { snapshotsPage } from './pages/snapshots.js'
 import { userPage, usersPage } from './pages/users.js'
 import { render, route } from './router.js'
+
+// One toast at a time, and a toast goes with the page it was shown on.
+oneToastAtATime()
 
 route('apps', appsPage)
 route('apps/:appId', appPage)

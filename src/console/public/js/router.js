@@ -1,8 +1,8 @@
 // Hash routes (#/apps/{id}/payments/{payment_id}) to pages. A page is an async function of the
 // route's parameters answering the nodes to show; a newer navigation wins over a slower one.
 
+import { h } from '../../../web/ui/dom.js'
 import { ApiFailure } from './api.js'
-import { h } from './dom.js'
 
 const main = document.getElementById('main')
 const routes = []

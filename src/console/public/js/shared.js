@@ -1,9 +1,11 @@
 // Pieces several pages show: secrets shown once, wallets and their balances, payment states.
 
+import { h } from '../../../web/ui/dom.js'
+import { shortId } from '../../../web/ui/format.js'
+import { toast } from '../../../web/ui/toast.js'
 import { ledgerGet, post, seg } from './api.js'
 import { action, copy, form } from './components.js'
-import { badge, code, field, h, short } from './dom.js'
-import { toast } from './toast.js'
+import { badge, code, field } from './parts.js'
 
 /** Secrets shown once: kept in memory until dismissed or the page is left. */
 export const reveal = { current: null }
@@ -45,11 +47,11 @@ export function revealPanel(route, rerender) {
 }
 
 export function accountLink(address) {
-  return h('a', { href: `#/ledger/accounts/${seg(address)}`, title: address }, code(short(address, 12), address))
+  return h('a', { href: `#/ledger/accounts/${seg(address)}`, title: address }, code(shortId(address, 12), address))
 }
 
 export function txLink(hash) {
-  return h('a', { href: `#/ledger/transactions/${seg(hash)}`, title: hash }, code(short(hash, 12), hash))
+  return h('a', { href: `#/ledger/transactions/${seg(hash)}`, title: hash }, code(shortId(hash, 12), hash))
 }
 
 export async function walletBalance(address) {
@@ -85,7 +87,7 @@ export function fundForm(address, rerender, { testid = 'fund', label = 'Fund' } 
       const wrong = checkAmount(amount)
       if (wrong !== null) throw new Error(wrong)
       const funded = await post('/sandbox/ledger/fund', { address: values.address.trim(), amount })
-      toast(`${short(funded.address, 8)} now holds ${funded.balance} test Pi`)
+      toast(`${shortId(funded.address, 8)} now holds ${funded.balance} test Pi`)
       await rerender()
     },
   )

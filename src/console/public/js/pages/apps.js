@@ -1,13 +1,15 @@
 // The apps list and one app's page: its facts and setup checklist, edit, wallet, keys, recent
 // payments, ads and notifications.
 
+import { h } from '../../../../web/ui/dom.js'
+import { formatUtcTime, shortId } from '../../../../web/ui/format.js'
+import { toast } from '../../../../web/ui/toast.js'
 import { del, get, patch, post, put, query, seg } from '../api.js'
 import { appNameProblem, appUrlProblem, MAX_APP_NAME } from '../app-rules.js'
 import { action, form, pagedTable, table } from '../components.js'
-import { badge, card, code, external, facts, field, formatTime, h, pageTitle, select, short } from '../dom.js'
+import { badge, card, code, external, facts, field, pageTitle, select } from '../parts.js'
 import { currentRoute, render } from '../router.js'
 import { accountLink, fundForm, reveal, revealPanel, stateBadge, walletBalance } from '../shared.js'
-import { toast } from '../toast.js'
 
 const AD_RESULTS = ['AD_REWARDED', 'AD_CLOSED', 'AD_DISPLAY_ERROR', 'AD_NETWORK_ERROR', 'AD_NOT_AVAILABLE', 'ADS_NOT_SUPPORTED']
 const VERDICTS = ['granted', 'failed', 'pending']
@@ -59,7 +61,7 @@ export async function appsPage() {
           h('td', {}, code(app.app_id)),
           h('td', {}, app.network),
           h('td', { class: 'clip' }, app.url ? external(app.url, app.url) : '—'),
-          h('td', {}, formatTime(app.created_at)),
+          h('td', {}, formatUtcTime(app.created_at)),
         ),
       )
       return { rows, next: next_cursor, total, size: 50 }
@@ -113,9 +115,9 @@ export async function appPage({ appId }) {
           [accountLink(app.wallet_address), balance === null ? null : h('span', { class: 'muted' }, ` ${balance} test Pi`)],
           'app-balance',
         ],
-        ['Created', formatTime(app.created_at)],
+        ['Created', formatUtcTime(app.created_at)],
       ]),
-      app.url ? h('p', {}, h('a', { href: `/sandbox/?app=${seg(app.app_id)}` }, 'Open in the sandbox browser')) : null,
+      app.url ? h('p', {}, h('a', { href: `${location.origin}/sandbox/?app=${seg(app.app_id)}` }, 'Open in the sandbox browser')) : null,
     ),
     checklistCard(checklist),
     editCard(app),
@@ -140,7 +142,7 @@ function checklistCard(checklist) {
       { class: step.done ? 'done' : 'todo', 'data-testid': `check-${key}` },
       h('span', { class: 'tick', 'aria-hidden': 'true' }, step.done ? '✓' : '○'),
       ` ${label} `,
-      h('span', { class: 'muted small' }, step.done ? formatTime(step.at) : 'not yet'),
+      h('span', { class: 'muted small' }, step.done ? formatUtcTime(step.at) : 'not yet'),
     )
   })
   const done = CHECKLIST.filter(([key]) => checklist[key].done).length
@@ -186,8 +188,8 @@ function keysCard(app) {
       { 'data-testid': 'key-row', 'data-key-id': key.key_id },
       h('td', {}, code(key.key_id)),
       h('td', {}, code(`${key.prefix}…`)),
-      h('td', {}, formatTime(key.created_at)),
-      h('td', {}, key.revoked_at === null ? badge('active', 'ok') : badge(`revoked ${formatTime(key.revoked_at)}`, 'off')),
+      h('td', {}, formatUtcTime(key.created_at)),
+      h('td', {}, key.revoked_at === null ? badge('active', 'ok') : badge(`revoked ${formatUtcTime(key.revoked_at)}`, 'off')),
       h(
         'td',
         {},
@@ -241,7 +243,11 @@ export function paymentRow(appId, payment) {
     h(
       'td',
       { class: 'clip' },
-      h('a', { href: `#/apps/${seg(appId)}/payments/${seg(payment.identifier)}` }, code(short(payment.identifier, 12), payment.identifier)),
+      h(
+        'a',
+        { href: `#/apps/${seg(appId)}/payments/${seg(payment.identifier)}` },
+        code(shortId(payment.identifier, 12), payment.identifier),
+      ),
       h('div', { class: 'muted small memo', title: payment.memo }, payment.memo),
     ),
     h('td', {}, stateBadge(payment)),
@@ -250,17 +256,17 @@ export function paymentRow(appId, payment) {
     h(
       'td',
       { class: 'clip' },
-      payment.username ?? code(short(payment.user_id), payment.user_id),
-      h('div', { class: 'muted small' }, `uid ${short(payment.user_uid, 8)}`),
+      payment.username ?? code(shortId(payment.user_id), payment.user_id),
+      h('div', { class: 'muted small' }, `uid ${shortId(payment.user_uid, 8)}`),
     ),
-    h('td', {}, formatTime(payment.created_at)),
+    h('td', {}, formatUtcTime(payment.created_at)),
     h(
       'td',
       {},
       tx === null
         ? '—'
         : [
-            h('a', { href: tx._link, target: '_blank', rel: 'noopener noreferrer', title: tx.txid }, short(tx.txid, 12)),
+            h('a', { href: tx._link, target: '_blank', rel: 'noopener noreferrer', title: tx.txid }, shortId(tx.txid, 12)),
             h('div', { class: 'muted small' }, tx.verified ? 'verified' : 'not verified'),
           ],
     ),
@@ -289,7 +295,7 @@ function adsCard(app, ads, active) {
       label,
       async () => {
         await post(`/sandbox/ads/${seg(ad.identifier)}/status`, { mediator_ack_status: status })
-        toast(`Ad ${short(ad.identifier)} is ${status}`)
+        toast(`Ad ${shortId(ad.identifier)} is ${status}`)
         await render()
       },
       { kind: `small ${kind}`, testid: `ad-${status}` },
@@ -297,17 +303,17 @@ function adsCard(app, ads, active) {
   const rows = ads.map((ad) => {
     const status = ad.mediator_ack_status
     const label =
-      status ?? (ad.settles_at === null ? 'pending (held)' : `pending, settles ${formatTime(ad.settles_at).replace(/^\S+ /, '')}`)
+      status ?? (ad.settles_at === null ? 'pending (held)' : `pending, settles ${formatUtcTime(ad.settles_at).replace(/^\S+ /, '')}`)
     const kind = status === 'granted' ? 'ok' : status === null ? 'info' : 'off'
     return h(
       'tr',
       { 'data-testid': 'ad-row' },
-      h('td', {}, code(short(ad.identifier, 12), ad.identifier)),
-      h('td', {}, code(short(ad.user_id), ad.user_id)),
+      h('td', {}, code(shortId(ad.identifier, 12), ad.identifier)),
+      h('td', {}, code(shortId(ad.user_id), ad.user_id)),
       h('td', {}, badge(label, kind)),
-      h('td', {}, formatTime(ad.mediator_granted_at)),
-      h('td', {}, formatTime(ad.mediator_revoked_at)),
-      h('td', {}, formatTime(ad.created_at)),
+      h('td', {}, formatUtcTime(ad.mediator_granted_at)),
+      h('td', {}, formatUtcTime(ad.mediator_revoked_at)),
+      h('td', {}, formatUtcTime(ad.created_at)),
       h(
         'td',
         { class: 'buttons' },
@@ -375,9 +381,9 @@ function notificationsCard(notifications) {
       'tr',
       { 'data-testid': 'notification-row' },
       h('td', { class: 'clip' }, h('strong', {}, n.title), h('div', { class: 'muted small' }, n.body)),
-      h('td', {}, code(short(n.user_id), n.user_id)),
+      h('td', {}, code(shortId(n.user_id), n.user_id)),
       h('td', {}, code(n.subroute)),
-      h('td', {}, formatTime(n.created_at)),
+      h('td', {}, formatUtcTime(n.created_at)),
       h('td', {}, n.dismissed_at ? badge('dismissed', 'off') : n.seen_at ? badge('seen', 'ok') : badge('unseen', 'info')),
     ),
   )

@@ -1,9 +1,11 @@
 // A readable ledger: transactions newest first, one transaction with its operations, one
 // account with its balances and transactions. Read from the Horizon API at /ledger.
 
+import { h } from '../../../../web/ui/dom.js'
+import { formatUtcTime, shortId } from '../../../../web/ui/format.js'
 import { ledgerGet, seg } from '../api.js'
 import { pagedTable, table } from '../components.js'
-import { card, code, external, facts, formatTime, h, pageTitle, short } from '../dom.js'
+import { card, code, external, facts, pageTitle } from '../parts.js'
 import { accountLink, txLink } from '../shared.js'
 
 const cursorOf = (href) => (href ? (new URL(href, location.href).searchParams.get('cursor') ?? null) : null)
@@ -22,7 +24,7 @@ function transactionsTable(path, testid) {
           { 'data-testid': 'ledger-tx-row' },
           h('td', {}, txLink(tx.hash)),
           h('td', {}, String(tx.ledger)),
-          h('td', {}, formatTime(tx.created_at)),
+          h('td', {}, formatUtcTime(tx.created_at)),
           h('td', {}, accountLink(tx.source_account)),
           h('td', { class: 'clip' }, tx.memo ?? '—'),
           h('td', { class: 'num' }, String(tx.operation_count)),
@@ -55,14 +57,14 @@ export async function transactionPage({ hash }) {
     ),
   )
   return [
-    pageTitle(`Transaction ${short(tx.hash, 16)}`, null, ['#/ledger', 'Ledger']),
+    pageTitle(`Transaction ${shortId(tx.hash, 16)}`, null, ['#/ledger', 'Ledger']),
     card(
       'Transaction',
       null,
       facts([
         ['Hash', code(tx.hash)],
         ['Ledger', String(tx.ledger)],
-        ['At', formatTime(tx.created_at)],
+        ['At', formatUtcTime(tx.created_at)],
         ['Source', accountLink(tx.source_account)],
         ['Fee', `${tx.fee_charged} stroops`],
         ['Memo', tx.memo ?? '—', 'tx-memo'],
@@ -94,7 +96,7 @@ export async function accountPage({ address }) {
   )
   const list = transactionsTable(`/accounts/${seg(address)}/transactions`, 'account-transactions')
   return [
-    pageTitle(`Account ${short(address, 12)}`, null, ['#/ledger', 'Ledger']),
+    pageTitle(`Account ${shortId(address, 12)}`, null, ['#/ledger', 'Ledger']),
     card(
       'Account',
       null,

@@ -1,10 +1,11 @@
 // An app at a glance: its payments by state (how many, how much), the error rate of its last hour
 // of calls, how long each of its lists is, and the exports of its data.
 
+import { h } from '../../../../web/ui/dom.js'
 import { get, seg } from '../api.js'
 import { action, table } from '../components.js'
-import { card, facts, h, pageTitle } from '../dom.js'
 import { exportButtons } from '../export.js'
+import { card, facts, pageTitle } from '../parts.js'
 import { render } from '../router.js'
 
 const STATE_LABELS = {

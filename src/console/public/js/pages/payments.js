@@ -1,13 +1,15 @@
 // Payments: search and paging, one payment with its timeline, and why a user is blocked (with
 // the actions that unstick them).
 
+import { h } from '../../../../web/ui/dom.js'
+import { formatUtcTime, shortId } from '../../../../web/ui/format.js'
+import { toast } from '../../../../web/ui/toast.js'
 import { get, post, query, seg } from '../api.js'
 import { action, pagedTable, searchBox, table } from '../components.js'
-import { card, code, external, facts, field, formatTime, h, pageTitle, select, short } from '../dom.js'
 import { exportButtons } from '../export.js'
+import { card, code, external, facts, field, pageTitle, select } from '../parts.js'
 import { render } from '../router.js'
 import { accountLink, flagsText, stateBadge, txLink } from '../shared.js'
-import { toast } from '../toast.js'
 import { PAYMENT_HEADERS, paymentRow } from './apps.js'
 
 const STATES = [
@@ -95,7 +97,7 @@ export async function paymentPage({ appId, paymentId }) {
       h('strong', {}, event.kind.replaceAll('_', ' ')),
       ` by ${ACTORS[event.actor] ?? event.actor}`,
       event.actor_id === null ? null : [' (', code(event.actor_id), ')'],
-      h('span', { class: 'muted' }, ` at ${formatTime(event.at)}`),
+      h('span', { class: 'muted' }, ` at ${formatUtcTime(event.at)}`),
       event.detail === null ? null : h('div', { class: 'small' }, event.detail),
       event.request_id === null
         ? null
@@ -114,7 +116,7 @@ export async function paymentPage({ appId, paymentId }) {
     ),
   )
   return [
-    pageTitle(`Payment ${short(payment.identifier, 16)}`, payment.memo, [`#/apps/${seg(appId)}/payments`, 'Payments']),
+    pageTitle(`Payment ${shortId(payment.identifier, 16)}`, payment.memo, [`#/apps/${seg(appId)}/payments`, 'Payments']),
     card(
       'Payment',
       action('Refresh', render, { kind: 'small' }),
@@ -128,7 +130,7 @@ export async function paymentPage({ appId, paymentId }) {
         ['User', [h('a', { href: `#/users/${seg(user.user_id)}` }, user.username), ' · uid ', code(user.uid)]],
         ['From', accountLink(detail.from_address)],
         ['To', accountLink(detail.to_address)],
-        ['Created', formatTime(payment.created_at)],
+        ['Created', formatUtcTime(payment.created_at)],
       ]),
     ),
     card(
@@ -154,7 +156,7 @@ export async function paymentPage({ appId, paymentId }) {
         : facts([
             ['Hash', txLink(tx.hash), 'payment-tx'],
             ['Ledger', tx.ledger],
-            ['At', formatTime(tx.created_at)],
+            ['At', formatUtcTime(tx.created_at)],
             ['Source', accountLink(tx.source_account)],
             ['Fee', `${tx.fee_charged} stroops`],
             ['Memo', tx.memo ?? '—'],
@@ -173,7 +175,7 @@ function sandboxActions(appId, payment, advice) {
           'Complete as the app',
           async () => {
             await post(`${base}/complete`, {})
-            toast(`Payment ${short(payment.identifier)} completed`)
+            toast(`Payment ${shortId(payment.identifier)} completed`)
             await render()
           },
           { kind: 'primary small', testid: 'unstick-complete' },
@@ -182,7 +184,7 @@ function sandboxActions(appId, payment, advice) {
           'Cancel',
           async () => {
             await post(`${base}/cancel`, {})
-            toast(`Payment ${short(payment.identifier)} cancelled`)
+            toast(`Payment ${shortId(payment.identifier)} cancelled`)
             await render()
           },
           { kind: 'small danger', confirm: 'Click again to cancel', testid: 'unstick-cancel' },
@@ -208,7 +210,7 @@ export async function blockingPage({ appId, userId }) {
         h(
           'a',
           { href: `#/apps/${seg(appId)}/payments/${seg(payment.identifier)}` },
-          code(short(payment.identifier, 12), payment.identifier),
+          code(shortId(payment.identifier, 12), payment.identifier),
         ),
         h('div', { class: 'muted small memo' }, payment.memo),
       ),

@@ -1,13 +1,16 @@
 // The platform: clock (advance, back to real time), ledger check, fund any wallet, active
 // faults, and a reset of the sandbox's data.
 
+import { confirmDialog } from '../../../../web/ui/dialogs.js'
+import { h } from '../../../../web/ui/dom.js'
+import { formatDuration, formatUtcTime } from '../../../../web/ui/format.js'
+import { toast } from '../../../../web/ui/toast.js'
 import { del, get, hasRoute, post } from '../api.js'
 import { advanceClock, MAX_ADVANCE_SECONDS, resetClock, setClock } from '../clock.js'
-import { action, confirmDialog, form, table } from '../components.js'
-import { badge, card, code, facts, field, formatDuration, formatTime, h, pageTitle, select } from '../dom.js'
+import { action, form, table } from '../components.js'
+import { badge, card, code, facts, field, pageTitle, select } from '../parts.js'
 import { render } from '../router.js'
 import { fundForm, reveal, revealPanel } from '../shared.js'
-import { toast } from '../toast.js'
 
 const ADVANCE_PRESETS = [
   ['+1 min', 60],
@@ -77,7 +80,7 @@ export async function platformPage() {
         'div',
         { class: 'figures' },
         facts([
-          ['Now', formatTime(clock.now), 'platform-now'],
+          ['Now', formatUtcTime(clock.now), 'platform-now'],
           ['Offset', formatDuration(clock.offset_seconds), 'platform-offset'],
         ]),
       ),
@@ -291,7 +294,7 @@ function faultsCard(faults, apps, v2) {
       h('td', { 'data-testid': 'fault-when' }, fault.when),
       h('td', { class: 'num', 'data-testid': 'fault-probability', title: `probability ${fault.probability}` }, percent(fault.probability)),
       h('td', { 'data-testid': 'fault-times-left' }, fault.times_left === null ? 'until cleared' : String(fault.times_left)),
-      h('td', {}, formatTime(fault.created_at)),
+      h('td', {}, formatUtcTime(fault.created_at)),
       h(
         'td',
         {},

@@ -2,12 +2,14 @@
 // polls for newer entries with after=<cursor>, and exports. One entry: its headers, query string
 // and bodies (as stored, redacted), the call as a curl command, and a replay.
 
+import { h } from '../../../../web/ui/dom.js'
+import { formatUtcTime, shortId } from '../../../../web/ui/format.js'
+import { toast } from '../../../../web/ui/toast.js'
 import { get, post, query, seg } from '../api.js'
 import { action, copy, report, table } from '../components.js'
-import { badge, card, code, facts, field, formatTime, h, pageTitle, select, short } from '../dom.js'
 import { exportButtons } from '../export.js'
+import { badge, card, code, facts, field, pageTitle, select } from '../parts.js'
 import { currentRoute, onLeave } from '../router.js'
-import { toast } from '../toast.js'
 
 const TAIL_MS = 1500
 const STATUSES = [
@@ -28,7 +30,7 @@ function requestRow(appId, entry) {
   return h(
     'tr',
     { 'data-testid': 'request-row', 'data-status': entry.status, 'data-error': entry.error_code ?? '' },
-    h('td', {}, h('a', { href: requestHref(appId, entry.id) }, formatTime(entry.at))),
+    h('td', {}, h('a', { href: requestHref(appId, entry.id) }, formatUtcTime(entry.at))),
     h('td', {}, statusBadge(entry.status)),
     h(
       'td',
@@ -45,11 +47,11 @@ function requestRow(appId, entry) {
       entry.key_id !== null
         ? ['key ', code(entry.key_id)]
         : entry.user_uid !== null
-          ? ['user ', code(short(entry.user_uid, 8), entry.user_uid)]
+          ? ['user ', code(shortId(entry.user_uid, 8), entry.user_uid)]
           : '—',
     ),
     h('td', { class: 'num' }, `${Math.round(entry.latency_ms)} ms`),
-    h('td', {}, code(short(entry.request_id, 12), entry.request_id)),
+    h('td', {}, code(shortId(entry.request_id, 12), entry.request_id)),
   )
 }
 
@@ -227,7 +229,7 @@ export async function requestPage({ appId, id }) {
   const keyCall = entry.key_id !== null
   if (!keyCall) replay.disabled = true
   return [
-    pageTitle(`${entry.method} ${entry.path}`, formatTime(entry.at), [`#/apps/${seg(appId)}/requests`, 'Request log']),
+    pageTitle(`${entry.method} ${entry.path}`, formatUtcTime(entry.at), [`#/apps/${seg(appId)}/requests`, 'Request log']),
     card(
       'Request',
       null,

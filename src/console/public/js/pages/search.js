@@ -1,8 +1,9 @@
 // One search box in the header across apps, users, payments, txids and request ids
 // (GET /sandbox/search), and the page of its results (#/search?q=…).
 
+import { h } from '../../../../web/ui/dom.js'
 import { get, query } from '../api.js'
-import { card, h, pageTitle } from '../dom.js'
+import { card, pageTitle } from '../parts.js'
 import { currentRoute, render } from '../router.js'
 
 const GROUPS = [

@@ -1,12 +1,15 @@
 // Snapshots: save the whole platform under a name, restore it, delete it, download it as a file
 // and import a file (docs/testing.md, "Reset and snapshots").
 
+import { confirmDialog } from '../../../../web/ui/dialogs.js'
+import { h } from '../../../../web/ui/dom.js'
+import { formatUtcTime } from '../../../../web/ui/format.js'
+import { toast } from '../../../../web/ui/toast.js'
 import { api, del, get, hasRoute, post, query, seg } from '../api.js'
 import { refreshClock } from '../clock.js'
-import { action, confirmDialog, form, table } from '../components.js'
-import { card, code, field, formatTime, h, pageTitle } from '../dom.js'
+import { action, form, table } from '../components.js'
+import { card, code, field, pageTitle } from '../parts.js'
 import { render } from '../router.js'
-import { toast } from '../toast.js'
 
 const NAME = '^[a-z0-9][a-z0-9_\\-]{0,62}$'
 const NAME_RULE = 'lower-case letters, digits, _ and -, starting with a letter or digit, at most 63 characters'
@@ -46,7 +49,7 @@ export async function snapshotsPage() {
         'tr',
         { 'data-testid': 'snapshot-row', 'data-name': snapshot.name },
         h('td', {}, code(snapshot.name)),
-        h('td', {}, formatTime(snapshot.created_at)),
+        h('td', {}, formatUtcTime(snapshot.created_at)),
         h('td', { class: 'num' }, size(snapshot.bytes)),
         h(
           'td',

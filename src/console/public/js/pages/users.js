@@ -1,12 +1,14 @@
 // Users: search by name with paging and "sign in as" in the sandbox browser; one user's page.
 
+import { h } from '../../../../web/ui/dom.js'
+import { formatUtcTime, shortId } from '../../../../web/ui/format.js'
+import { toast } from '../../../../web/ui/toast.js'
 import { del, get, post, query, seg } from '../api.js'
 import { action, form, pagedTable, searchBox, table } from '../components.js'
-import { badge, card, code, facts, field, formatTime, h, pageTitle, short } from '../dom.js'
 import { exportButtons } from '../export.js'
+import { badge, card, code, facts, field, pageTitle } from '../parts.js'
 import { currentRoute, render } from '../router.js'
 import { accountLink, fundForm, reveal, revealPanel, walletBalance } from '../shared.js'
-import { toast } from '../toast.js'
 
 const PAGE = 50
 
@@ -44,8 +46,16 @@ export async function usersPage() {
           h('td', { class: 'clip' }, h('a', { href: `#/users/${seg(user.user_id)}` }, user.username)),
           h('td', {}, code(user.user_id)),
           h('td', {}, accountLink(user.wallet_address)),
-          h('td', {}, formatTime(user.created_at)),
-          h('td', {}, h('a', { href: `/sandbox/?user=${seg(user.user_id)}`, 'data-testid': 'sign-in-as' }, `Sign in as ${user.username}`)),
+          h('td', {}, formatUtcTime(user.created_at)),
+          h(
+            'td',
+            {},
+            h(
+              'a',
+              { href: `${location.origin}/sandbox/?user=${seg(user.user_id)}`, 'data-testid': 'sign-in-as' },
+              `Sign in as ${user.username}`,
+            ),
+          ),
         ),
       )
       return { rows, next: next_cursor, total, size: PAGE }
@@ -118,8 +128,8 @@ export async function userPage({ userId }) {
       'tr',
       {},
       h('td', { class: 'clip' }, h('strong', {}, n.title), h('div', { class: 'muted small' }, n.body)),
-      h('td', {}, code(short(n.app_id), n.app_id)),
-      h('td', {}, formatTime(n.created_at)),
+      h('td', {}, code(shortId(n.app_id), n.app_id)),
+      h('td', {}, formatUtcTime(n.created_at)),
       h('td', {}, n.dismissed_at ? badge('dismissed', 'off') : n.seen_at ? badge('seen', 'ok') : badge('unseen', 'info')),
     ),
   )
@@ -132,9 +142,13 @@ export async function userPage({ userId }) {
       facts([
         ['User id', code(user.user_id)],
         ['Wallet', [accountLink(user.wallet_address), balance === null ? null : h('span', { class: 'muted' }, ` ${balance} test Pi`)]],
-        ['Created', formatTime(user.created_at)],
+        ['Created', formatUtcTime(user.created_at)],
       ]),
-      h('p', {}, h('a', { href: `/sandbox/?user=${seg(user.user_id)}` }, `Sign in as ${user.username} in the sandbox browser`)),
+      h(
+        'p',
+        {},
+        h('a', { href: `${location.origin}/sandbox/?user=${seg(user.user_id)}` }, `Sign in as ${user.username} in the sandbox browser`),
+      ),
       fundForm(user.wallet_address, render),
     ),
     card(

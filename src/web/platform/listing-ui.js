@@ -3,8 +3,9 @@
  * (approve, reject with a reason) and the portal's line saying where an app's review stands, with
  * the owner's "Ask for a review again" after a rejection.
  */
+import { h } from '../../web/ui/dom.js'
+import { toast } from '../../web/ui/toast.js'
 import { account } from './api.js'
-import { h, toast } from './dom.js'
 import { askReason, confirmAct } from './widgets.js'
 
 const enc = encodeURIComponent

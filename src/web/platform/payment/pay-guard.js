@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * When a press of the payment dialog's Pay counts (issue 38: a fast tap must not confirm a
  * payment), without a DOM: payment-dialog.js feeds it what happened and when, and asks. As the
@@ -26,6 +27,7 @@ export function createPayGuard() {
   /** When the dialog was last shown, moved or resized. */
   let stillSince = Number.POSITIVE_INFINITY
   /** When Pay last became enabled (the payment approved, the balance enough); undefined while it is not. */
+  /** @type {number | undefined} */
   let enabledSince
   let lastPressAt = Number.NEGATIVE_INFINITY
   /** The press (pointer or key) under way on Pay: whether it counts. */
@@ -37,34 +39,47 @@ export function createPayGuard() {
 
   return {
     /** The dialog appeared, or its size or place changed, or the page came back into view: the clock restarts. */
+    /** @param {number} t */
     moved(t) {
       stillSince = t
       pointerPress = false
       keyPress = false
     },
     /** Whether Pay may be pressed by its state (approved, funds enough); the clock starts when it becomes so. */
+    /**
+     * @param {boolean} enabled
+     * @param {number} t
+     */
     setEnabled(enabled, t) {
       if (!enabled) enabledSince = undefined
       else if (enabledSince === undefined) enabledSince = t
     },
     /** When Pay is (or will be) armed; Infinity while it is not enabled. */
     armedAt,
+    /** @param {number} t */
     isArmed: (t) => t >= armedAt(),
     /**
      * A pointerdown anywhere in the page; `onPay` when it landed on Pay. Answers whether it is a
      * press of Pay that counts; one that does not disarms Pay for REPEAT_MS.
+     * @param {{ t: number, onPay: boolean, primary?: boolean }} press
      */
     pointerDown({ t, onPay, primary = true }) {
       pointerPress = onPay && primary && t >= armedAt()
       if (!pointerPress) lastPressAt = t
       return pointerPress
     },
-    /** A keydown on Pay: Enter or Space, `repeat` when the key was held down. */
+    /**
+     * A keydown on Pay: Enter or Space, `repeat` when the key was held down.
+     * @param {{ t: number, key: string, repeat: boolean }} press
+     */
     keyDown({ t, key, repeat }) {
       if (key !== 'Enter' && key !== ' ') return
       keyPress = !repeat && t >= armedAt()
     },
-    /** Pay was clicked: `pointer` for a pointer's click (detail > 0), else a key's. Answers whether it counts (once). */
+    /**
+     * Pay was clicked: `pointer` for a pointer's click (detail > 0), else a key's. Answers whether it counts (once).
+     * @param {{ pointer: boolean }} click
+     */
     accept({ pointer }) {
       const counts = pointer ? pointerPress : keyPress
       pointerPress = false
@@ -74,7 +89,11 @@ export function createPayGuard() {
   }
 }
 
-/** Whether `point` (`{x, y}`) lies within `margin` of `box` (a DOMRect's left, top, right, bottom). */
+/**
+ * Whether `point` (`{x, y}`) lies within `margin` of `box` (a DOMRect's left, top, right, bottom).
+ * @param {{ x: number, y: number } | undefined} point
+ * @param {{ left: number, top: number, right: number, bottom: number }} box
+ */
 export function near(point, box, margin = AVOID_PX) {
   if (point === undefined) return false
   return point.x >= box.left - margin && point.x <= box.right + margin && point.y >= box.top - margin && point.y <= box.bottom + margin

@@ -4,8 +4,9 @@
  * day; in the sandbox the ledger's friendbot, unlimited), and the result or the refusal is said
  * next to the button.
  */
-import { account } from './api.js'
-import { formatPi, h } from './dom.js'
+import { h } from '../../../web/ui/dom.js'
+import { formatPi } from '../../../web/ui/format.js'
+import { account } from '../api.js'
 
 /** One button per wallet: the wallet's drawer is redrawn after a payment, and the result stays said. */
 const made = new Map()

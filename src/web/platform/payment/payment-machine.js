@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The payment dialog's rules, without a DOM: which state a payment dialog is in, which events
  * move it where (one table), and what each state shows. payment-dialog.js runs the effects
@@ -9,7 +10,15 @@
  * `update` (a poll's answer), `submitted` (the submit's own answer), and the user's and the
  * platform's moves named in the table.
  */
-import { formatPi, short } from './dom.js'
+import { formatPi, shortMiddle } from '../../../web/ui/format.js'
+
+/**
+ * @typedef {{ developer_approved: boolean, developer_completed: boolean, cancelled: boolean, user_cancelled: boolean }} PaymentStatus
+ * @typedef {{ status: PaymentStatus, transaction: { txid: string } | null }} Payment the platform's answer, what the dialog reads of it
+ * @typedef {{ name: string, payment: Payment | undefined, error: string | undefined }} State
+ * @typedef {{ type: string, payment: Payment, message?: string, expired?: boolean }} MachineEvent
+ * @typedef {string | ((event: MachineEvent, state: State) => string)} Rule
+ */
 
 /** The ledger's fee for one payment: 100 stroops (src/ledger/ledger-rules.ts, BASE_FEE_STROOPS). */
 export const FEE_STROOPS = 100n
@@ -38,7 +47,11 @@ export const STATES = [
 
 export const FINAL_STATES = new Set(['completed', 'cancelled', 'cancelled_by_app', 'expired', 'not_completed', 'failed', 'aborted'])
 
-/** Where a payment the platform answered with leaves the dialog, whatever it was waiting for. */
+/**
+ * Where a payment the platform answered with leaves the dialog, whatever it was waiting for.
+ * @param {Payment} payment
+ * @param {(status: PaymentStatus) => string} otherwise
+ */
 function settle(payment, otherwise) {
   const s = payment.status
   if (s.developer_completed) return 'completed'
@@ -48,12 +61,17 @@ function settle(payment, otherwise) {
   return otherwise(s)
 }
 
-/** While the payment is open and not yet paid, an answer may show the app's approval. */
+/**
+ * While the payment is open and not yet paid, an answer may show the app's approval.
+ * @param {string} stay
+ * @returns {(s: PaymentStatus) => string}
+ */
 const approvedOr = (stay) => (s) => (s.developer_approved ? 'approved' : stay)
 
 /**
  * The transition table: state → event → the next state's name, or a function of the event that
  * returns it. An event a state does not list leaves it as it is (a late poll, a double click).
+ * @type {Record<string, Record<string, Rule>>}
  */
 export const TRANSITIONS = {
   creating: {
@@ -81,7 +99,7 @@ export const TRANSITIONS = {
   },
   cancelling: {
     update: (e) => settle(e.payment, approvedOr('awaiting_approval')),
-    cancel_failed: (e, state) => settle(e.payment ?? state.payment, approvedOr('awaiting_approval')),
+    cancel_failed: (e, state) => settle(/** @type {Payment} */ (e.payment ?? state.payment), approvedOr('awaiting_approval')),
     abort: 'aborted',
   },
   confirming_cancel: {
@@ -95,7 +113,12 @@ export const TRANSITIONS = {
   },
 }
 
-/** The state after `event`: `{ name, payment, error }`, the same object when nothing changes. */
+/**
+ * The state after `event`: `{ name, payment, error }`, the same object when nothing changes.
+ * @param {State} state
+ * @param {MachineEvent} event
+ * @returns {State}
+ */
 export function transition(state, event) {
   const rule = TRANSITIONS[state.name]?.[event.type]
   if (rule === undefined) return state
@@ -106,19 +129,30 @@ export function transition(state, event) {
   return { name, payment, error }
 }
 
+/** @returns {State} */
 export const initialState = () => ({ name: 'creating', payment: undefined, error: undefined })
 
-/** Whether the user may cancel from here (the Cancel button, Escape). */
+/**
+ * Whether the user may cancel from here (the Cancel button, Escape).
+ * @param {State} state
+ */
 export const canCancel = (state) => TRANSITIONS[state.name]?.cancel !== undefined
 
-/** '12.5' or 12.5 → stroops (BigInt), exact; undefined when it is not such a number. */
+/**
+ * '12.5' or 12.5 → stroops (BigInt), exact; undefined when it is not such a number.
+ * @param {string | number} value
+ */
 export function toStroops(value) {
   const match = /^(\d+)(?:\.(\d{1,7}))?$/.exec(String(value))
   if (match === null) return undefined
   return BigInt(match[1]) * 10_000_000n + BigInt((match[2] ?? '').padEnd(7, '0'))
 }
 
-/** Whether amount and fee exceed a known balance (stroops); an unknown balance never blocks Pay. */
+/**
+ * Whether amount and fee exceed a known balance (stroops); an unknown balance never blocks Pay.
+ * @param {string | number} amount
+ * @param {bigint | undefined} balanceStroops
+ */
 export function shortOfFunds(amount, balanceStroops) {
   const stroops = toStroops(amount)
   return balanceStroops !== undefined && stroops !== undefined && stroops + FEE_STROOPS > balanceStroops
@@ -128,6 +162,8 @@ export function shortOfFunds(amount, balanceStroops) {
  * What a state shows: the status line (`text` and `tone`; undefined keeps the line as it is) and
  * the three buttons. `facts`: `appName`, `amount`, `windowSeconds`, `secondsLeft` (of the
  * approval window), `shortOfFunds`, and `message` (why creating failed).
+ * @param {State} state
+ * @param {{ appName: string, amount: string | number, windowSeconds: number, secondsLeft?: number, shortOfFunds: boolean, message?: string }} facts
  */
 export function view(state, facts) {
   const { appName, amount, windowSeconds } = facts
@@ -138,6 +174,10 @@ export function view(state, facts) {
     cancel: { hidden: !open, disabled: !canCancel(state) },
     close: { hidden: open },
   }
+  /**
+   * @param {string} text
+   * @param {string} [tone]
+   */
   const line = (text, tone = '') => ({ text, tone, ...buttons })
   switch (state.name) {
     case 'creating':
@@ -159,7 +199,10 @@ export function view(state, facts) {
     case 'submitting':
       return line('Signing and submitting the transaction…')
     case 'paid':
-      return line(`Paid: transaction ${short(state.payment.transaction.txid)}. Waiting for ${appName} to complete the payment…`, 'ok')
+      return line(
+        `Paid: transaction ${shortMiddle(/** @type {{ transaction: { txid: string } }} */ (state.payment).transaction.txid)}. Waiting for ${appName} to complete the payment…`,
+        'ok',
+      )
     case 'completed':
       return line(`Completed: ${appName} completed the payment.`, 'ok')
     case 'cancelled':

@@ -6,83 +6,26 @@
  * members, handing over, the request log's switch) are not offered to a member; the platform
  * refuses them anyway (403).
  */
-import { account } from './api.js'
-import { byId, formatPi, h, toast } from './dom.js'
-import { listingLine } from './listing-ui.js'
+
+import { byId, h } from '../../../web/ui/dom.js'
+import { formatPi } from '../../../web/ui/format.js'
+import { toast } from '../../../web/ui/toast.js'
+import { account } from '../api.js'
+import { listingLine } from '../listing-ui.js'
+import { alertLine, attempter, confirmAct, facts, isIcon, onceBox, secretField, when } from '../widgets.js'
+import { iconField } from './icon-field.js'
+import { keysSection } from './keys-section.js'
+import { membersSection } from './members-section.js'
 import { createActivity } from './portal-activity.js'
-import { alertLine, attempter, confirmAct, facts, inlineForm, isIcon, onceBox, secretField, uniqueId, when } from './widgets.js'
 
 const enc = encodeURIComponent
 const NETWORKS = ['Pi Network', 'Pi Testnet']
-/** The platform takes an icon of at most this many characters as a data: URL (about 36 KB of image). */
-const MAX_ICON = 49_152
-
 /** The origin of an app URL, or the URL itself when it is none. */
 const originOf = (url) => {
   try {
     return new URL(url).origin
   } catch {
     return url
-  }
-}
-
-/** Reads an image file as a data: URL, refusing what the platform would refuse. */
-function readIcon(file) {
-  return new Promise((resolve, reject) => {
-    if (!['image/png', 'image/jpeg', 'image/webp'].includes(file.type)) {
-      return reject(new Error('The icon must be a PNG, JPEG or WebP image.'))
-    }
-    const reader = new FileReader()
-    reader.onload = () => {
-      const url = String(reader.result)
-      if (url.length > MAX_ICON) reject(new Error('The icon is too large: at most about 36 KB.'))
-      else resolve(url)
-    }
-    reader.onerror = () => reject(new Error('The icon could not be read.'))
-    reader.readAsDataURL(file)
-  })
-}
-
-/** An icon field: a file input, a preview, and a button that removes it. `value()` is the data: URL, null (none) or undefined (unchanged). */
-function iconField(current, problem) {
-  const id = uniqueId('icon')
-  let value
-  const preview = h('img', { class: 'app-icon', alt: 'Icon preview', width: '40', height: '40', hidden: !isIcon(current) })
-  if (isIcon(current)) preview.src = current
-  const input = h('input', {
-    id,
-    type: 'file',
-    accept: 'image/png,image/jpeg,image/webp',
-    onchange: async () => {
-      const file = input.files?.[0]
-      if (file === undefined) return
-      try {
-        value = await readIcon(file)
-        preview.src = value
-        preview.hidden = false
-        problem.set(undefined)
-      } catch (error) {
-        input.value = ''
-        problem.set(error)
-      }
-    },
-  })
-  const remove = h(
-    'button',
-    {
-      type: 'button',
-      onclick: () => {
-        value = null
-        input.value = ''
-        preview.removeAttribute('src')
-        preview.hidden = true
-      },
-    },
-    'Remove the icon',
-  )
-  return {
-    nodes: [h('label', { for: id }, 'Icon (PNG, JPEG or WebP, at most about 36 KB)'), h('div', { class: 'row' }, preview, input, remove)],
-    value: () => value,
   }
 }
 
@@ -315,8 +258,8 @@ export function createPortal(ctx) {
           })
         : '',
       domainSection(app),
-      keysSection(app, keys, owner),
-      membersSection(app, members, owner),
+      keysSection(sectionView, app, keys, owner),
+      membersSection(sectionView, app, members, owner),
       walletSection(wallet),
       activity.section(app),
       detailsSection(app),
@@ -327,6 +270,21 @@ export function createPortal(ctx) {
   const reload = async () => {
     await loadList()
     await renderDetail()
+  }
+
+  /** What the sections of the app's page use of it (keys-section.js, members-section.js). */
+  const sectionView = {
+    attempt,
+    section,
+    renderDetail,
+    reload,
+    user: ctx.user,
+    showSecret: (shown) => {
+      secret = shown
+    },
+    deselect: () => {
+      selected = undefined
+    },
   }
 
   function domainSection(app) {
@@ -380,161 +338,6 @@ export function createPortal(ctx) {
           ],
       problem.element,
       h('div', { class: 'actions' }, verify),
-    )
-  }
-
-  function keysSection(app, keys, owner) {
-    const path = `/portal/apps/${enc(app.app_id)}/keys`
-    const name = h('input', { id: 'new-key-name', maxlength: '60', autocomplete: 'off', placeholder: 'production server' })
-    const row = (key) =>
-      h(
-        'li',
-        { 'data-key-id': key.key_id },
-        h(
-          'span',
-          { class: 'grow' },
-          h('strong', {}, key.name === '' ? 'Unnamed key' : key.name),
-          h('span', { class: 'mono muted' }, ` ${key.prefix}…`),
-          h(
-            'span',
-            { class: 'muted small' },
-            key.revoked_at === null
-              ? ` made ${when(key.created_at)}, last used ${when(key.last_used_at)}`
-              : ` revoked ${when(key.revoked_at)}`,
-          ),
-        ),
-        owner && key.revoked_at === null
-          ? h(
-              'button',
-              {
-                type: 'button',
-                class: 'danger',
-                'aria-label': `Revoke the key ${key.name === '' ? key.prefix : key.name}`,
-                onclick: async () => {
-                  const sure = await confirmAct({
-                    title: 'Revoke this key?',
-                    text: `A server using the key ${key.prefix}… is refused from now on. This cannot be undone.`,
-                    action: 'Revoke',
-                  })
-                  if (!sure) return
-                  const done = await attempt(() => account(`${path}/${enc(key.key_id)}`, { method: 'DELETE' }))
-                  if (done.ok) {
-                    toast('Key revoked.')
-                    await renderDetail()
-                  }
-                },
-              },
-              'Revoke',
-            )
-          : '',
-      )
-    return section(
-      'keys',
-      'Server API keys',
-      keys.length === 0 ? h('p', { class: 'muted' }, 'None.') : h('ul', { class: 'list', 'aria-label': 'Server API keys' }, keys.map(row)),
-      owner
-        ? inlineForm({
-            label: 'A new key’s name (to tell keys apart)',
-            input: name,
-            action: 'Make a key',
-            onSubmit: async () => {
-              const done = await attempt(() => account(path, { method: 'POST', body: { name: name.value.trim() } }))
-              if (!done.ok) return
-              secret = {
-                appId: app.app_id,
-                title: `New server API key${done.value.name === '' ? '' : ` “${done.value.name}”`}`,
-                note: 'Plinth keeps only its hash: nobody can show it again.',
-                entries: [{ label: 'Server API key', value: done.value.api_key, testid: 'secret-api-key' }],
-              }
-              await renderDetail()
-            },
-          })
-        : h('p', { class: 'muted' }, 'The app’s owner makes and revokes keys.'),
-    )
-  }
-
-  function membersSection(app, members, owner) {
-    const path = `/portal/apps/${enc(app.app_id)}/members`
-    const me = ctx.user()?.username.toLowerCase()
-    const username = h('input', { id: 'new-member', maxlength: '32', autocomplete: 'off', pattern: '[A-Za-z0-9_]{3,32}', required: true })
-    const remove = async (member, leaving) => {
-      const sure = await confirmAct({
-        title: leaving ? `Leave ${app.name}?` : `Remove ${member.username}?`,
-        text: leaving ? 'You will no longer see the app in your portal.' : `${member.username} will no longer see the app in their portal.`,
-        action: leaving ? 'Leave' : 'Remove',
-      })
-      if (!sure) return
-      const done = await attempt(() => account(`${path}/${enc(member.username)}`, { method: 'DELETE' }))
-      if (!done.ok) return
-      toast(leaving ? `You left ${app.name}.` : `${member.username} removed.`)
-      if (leaving) {
-        selected = undefined
-        await reload()
-      } else await renderDetail()
-    }
-    const handOver = async (member) => {
-      const sure = await confirmAct({
-        title: `Hand ${app.name} over to ${member.username}?`,
-        text: `${member.username} becomes its owner (keys, members); you stay a member.`,
-        action: 'Hand over',
-      })
-      if (!sure) return
-      const done = await attempt(() =>
-        account(`/portal/apps/${enc(app.app_id)}/owner`, { method: 'POST', body: { username: member.username } }),
-      )
-      if (!done.ok) return
-      toast(`${member.username} owns ${app.name} now.`)
-      await reload()
-    }
-    const row = (member) => {
-      const self = member.username.toLowerCase() === me
-      return h(
-        'li',
-        { 'data-username': member.username },
-        h(
-          'span',
-          { class: 'grow' },
-          h('strong', {}, member.username),
-          h(
-            'span',
-            { class: 'muted' },
-            ` ${member.role === 'owner' ? 'owner' : 'member'}${self ? ' (you)' : ''}, since ${when(member.added_at)}`,
-          ),
-        ),
-        owner && member.role === 'member'
-          ? [
-              h(
-                'button',
-                { type: 'button', 'aria-label': `Hand the app over to ${member.username}`, onclick: () => handOver(member) },
-                'Hand over',
-              ),
-              h(
-                'button',
-                { type: 'button', class: 'danger', 'aria-label': `Remove ${member.username}`, onclick: () => remove(member, false) },
-                'Remove',
-              ),
-            ]
-          : '',
-        !owner && self ? h('button', { type: 'button', class: 'danger', onclick: () => remove(member, true) }, 'Leave the app') : '',
-      )
-    }
-    return section(
-      'members',
-      'Members',
-      h('ul', { class: 'list', 'aria-label': 'Members' }, members.map(row)),
-      owner
-        ? inlineForm({
-            label: 'Add a member by username (a developer)',
-            input: username,
-            action: 'Add member',
-            onSubmit: async () => {
-              const done = await attempt(() => account(path, { method: 'POST', body: { username: username.value.trim() } }))
-              if (!done.ok) return
-              toast(`${done.value.username} is a member now.`)
-              await renderDetail()
-            },
-          })
-        : '',
     )
   }
 

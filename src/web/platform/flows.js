@@ -3,9 +3,12 @@
  * the ad player, the share and open-URL dialogs. Each handler answers through the bridge's
  * channel (`reply`): a result, an error, or for a payment a stream of events.
  */
+
+import { isModalOpen, openModal } from '../../web/ui/dialogs.js'
+import { h } from '../../web/ui/dom.js'
+import { toast } from '../../web/ui/toast.js'
 import { call } from './api.js'
-import { h, isModalOpen, openModal, toast } from './dom.js'
-import { runPaymentDialog } from './payment-dialog.js'
+import { runPaymentDialog } from './payment/payment-dialog.js'
 
 export const SCOPE_TEXT = {
   username: 'Your username',

@@ -12,16 +12,20 @@
  * In production `view=portal` or `view=operator` (with `portal_app=<app_id>`) opens the developer
  * portal or the operator's console, and `#/reset/<token>` is a password reset link an operator issued.
  */
-import { createAccountPanel } from './account-panel.js'
-import { account, adminToken, call, onSessionEnded, sandbox, setAdminToken } from './api.js'
+import { createAccountPanel } from './account/account-panel.js'
+import { adminToken, call, onSessionEnded, sandbox, setAdminToken } from './api.js'
 import { createBridge } from './bridge.js'
-import { byId, h, refocus, show, showError, toast } from './dom.js'
+import { createDrawer } from './drawer.js'
 import { createFlows } from './flows.js'
-import { createOperatorConsole } from './operator-panel.js'
-import { createDrawer, createNotificationCentre, createWallet, nativeBalance } from './panels.js'
+import { createNotificationCentre } from './notifications.js'
+import { createOperatorConsole } from './operator/operator-panel.js'
+import { createPicker } from './picker.js'
 import { createPlatform } from './platform.js'
-import { createPortal } from './portal-panel.js'
-import { isIcon } from './widgets.js'
+import './page-focus.js'
+import { byId, show, showError } from '../../web/ui/dom.js'
+import { createPortal } from './portal/portal-panel.js'
+import { createSignIn } from './sign-in.js'
+import { createWallet, nativeBalance } from './wallet/wallet-panel.js'
 
 const params = new URLSearchParams(location.search)
 const numberParam = (name, fallback, min) => {
@@ -94,65 +98,6 @@ byId('admin-form').addEventListener('submit', (event) => {
   setAdminToken(byId('admin-token').value.trim())
   byId('admin-token').value = ''
   start().catch(failIn(byId('admin-error')))
-})
-
-// Signing in
-
-async function showSignIn() {
-  showView('signin-view')
-  showError(byId('signin-error'))
-  const list = byId('user-list')
-  list.replaceChildren(h('li', { class: 'muted' }, 'Loading…'))
-  try {
-    // 50 at a time, newest first; any other user is a search away (the list API counts every match).
-    const q = byId('user-search').value.trim()
-    const { users, total } = await sandbox(`/sandbox/users?limit=50${q === '' ? '' : `&q=${enc(q)}`}`)
-    byId('user-count').textContent =
-      total > users.length ? `Showing the newest ${users.length} of ${total}: search by name for the others.` : ''
-    list.replaceChildren(
-      ...(users.length === 0
-        ? [h('li', { class: 'muted' }, 'No users yet: create one.')]
-        : users.map((user) =>
-            h(
-              'li',
-              {},
-              h('span', { class: 'grow' }, h('strong', {}, user.username), h('span', { class: 'muted' }, ` ${user.user_id}`)),
-              h(
-                'button',
-                {
-                  type: 'button',
-                  'aria-label': `Sign in as ${user.username}`,
-                  onclick: () => signIn(user.user_id).catch(failIn(byId('signin-error'))),
-                },
-                'Sign in',
-              ),
-            ),
-          )),
-    )
-  } catch (error) {
-    list.replaceChildren()
-    failIn(byId('signin-error'))(error)
-  }
-  refocus()
-}
-
-byId('user-search-form').addEventListener('submit', (event) => {
-  event.preventDefault()
-  showSignIn()
-})
-
-// An error about the name typed ("already taken") goes once the name changes.
-byId('new-username').addEventListener('input', () => showError(byId('signin-error')))
-
-byId('new-user-form').addEventListener('submit', (event) => {
-  event.preventDefault()
-  const username = byId('new-username').value.trim()
-  sandbox('/sandbox/users', { method: 'POST', body: { username } })
-    .then((created) => {
-      byId('new-username').value = ''
-      return signIn(created.user_id)
-    })
-    .catch(failIn(byId('signin-error')))
 })
 
 async function signIn(userId) {
@@ -265,160 +210,13 @@ byId('apps-tab').addEventListener('click', () => {
 byId('portal-tab').addEventListener('click', () => showPortal())
 byId('operator-tab').addEventListener('click', () => showOperator())
 
-// Production: a password reset link (`#/reset/<token>`), which an operator issued
-
-const resetToken = () => {
-  const match = /^#\/reset\/([A-Za-z0-9_-]{1,128})$/.exec(location.hash)
-  return match?.[1]
-}
-
-function showReset() {
-  closeApp({ quiet: true })
-  drawer.close()
-  showView('reset-view')
-  showError(byId('reset-error'))
-  byId('reset-password').focus()
-}
-
-const clearHash = () => history.replaceState(null, '', `${location.pathname}${location.search}`)
-
-byId('reset-form').addEventListener('submit', (event) => {
-  event.preventDefault()
-  const token = resetToken()
-  const password = byId('reset-password')
-  if (token === undefined) return showError(byId('reset-error'), 'This page is not a reset link any more: open the link again.')
-  account('/account/password-reset', { method: 'POST', body: { token, new_password: password.value } })
-    .then(() => {
-      password.value = ''
-      clearHash()
-      toast('Your new password is set: you are signed in. Every passkey was removed: add yours again from your account.')
-      return enterAccount()
-    })
-    .catch((error) => {
-      password.value = ''
-      showError(byId('reset-error'), error)
-    })
-})
-
-byId('reset-cancel').addEventListener('click', () => {
-  clearHash()
-  enterAccount().catch((error) => showAccountSignIn(error))
-})
-
-// A link pasted into a tab where the page is open already changes only the hash.
-window.addEventListener('hashchange', () => {
-  if (production() && resetToken() !== undefined) showReset()
-})
-
-// Production: people sign in to their own accounts
-
-function showAccountSignIn(message) {
-  showView('account-view')
-  showError(byId('account-error'), message)
-  byId('signin-username').focus()
-}
-
 const enterAccount = async () => {
   const user = await api.currentUser()
   if (user === undefined) return showAccountSignIn()
   await enter(user)
 }
 
-// "Show the password": the field shows what was typed while the box is ticked (ASVS 2.1.12).
-for (const box of document.querySelectorAll('input[data-reveals]')) {
-  box.addEventListener('change', () => {
-    byId(box.dataset.reveals).type = box.checked ? 'text' : 'password'
-  })
-}
-
-byId('passkey-signin').addEventListener('click', async () => {
-  showError(byId('account-error'))
-  try {
-    const optionsJSON = await account('/account/signin/passkey/options', { method: 'POST' })
-    const response = await window.SimpleWebAuthnBrowser.startAuthentication({ optionsJSON })
-    await account('/account/signin/passkey/verify', { method: 'POST', body: { response } })
-    await enterAccount()
-  } catch (error) {
-    showError(byId('account-error'), error)
-  }
-})
-
-for (const [formId, path, fields] of [
-  ['signin-form', '/account/signin', ['signin-username', 'signin-password']],
-  ['signup-form', '/account/signup', ['signup-username', 'signup-password']],
-]) {
-  byId(formId).addEventListener('submit', (event) => {
-    event.preventDefault()
-    const [username, password] = fields.map((id) => byId(id))
-    account(path, { method: 'POST', body: { username: username.value.trim(), password: password.value } })
-      .then(() => {
-        password.value = ''
-        return enterAccount()
-      })
-      .catch((error) => {
-        password.value = ''
-        showError(byId('account-error'), error)
-      })
-  })
-}
-
 // Opening an app
-
-async function showPicker() {
-  showView('picker-view')
-  markTab('apps')
-  if (production()) setUrl({ view: undefined, portal_app: undefined })
-  showError(byId('picker-error'))
-  const list = byId('app-list')
-  list.replaceChildren(h('li', { class: 'muted' }, 'Loading…'))
-  try {
-    const apps = await api.listApps()
-    list.replaceChildren(
-      ...(apps.length === 0
-        ? [h('li', { class: 'muted' }, production() ? 'No apps yet.' : 'No apps yet: create one with POST /sandbox/apps.')]
-        : apps.map((app) =>
-            h(
-              'li',
-              {},
-              isIcon(app.icon) ? h('img', { class: 'app-icon', src: app.icon, alt: '', width: '32', height: '32' }) : '',
-              h(
-                'span',
-                { class: 'grow' },
-                app.url === null
-                  ? h('strong', {}, app.name)
-                  : h(
-                      'button',
-                      { type: 'button', class: 'link', onclick: () => openApp({ app_id: app.app_id, name: app.name, url: app.url }) },
-                      h('strong', {}, app.name),
-                    ),
-                h('span', { class: 'muted' }, ` ${app.url ?? 'no URL: enter one below'}`),
-                app.description ? h('span', { class: 'app-description' }, app.description) : '',
-              ),
-              h(
-                'button',
-                {
-                  type: 'button',
-                  'aria-label': `Open ${app.name}`,
-                  disabled: app.url === null,
-                  onclick: () => openApp({ app_id: app.app_id, name: app.name, url: app.url }),
-                },
-                'Open',
-              ),
-            ),
-          )),
-    )
-  } catch (error) {
-    list.replaceChildren()
-    failIn(byId('picker-error'))(error)
-  }
-  // The Sign in or Close button that had the focus is gone with its view: the focus goes to this one.
-  refocus()
-}
-
-byId('open-form').addEventListener('submit', (event) => {
-  event.preventDefault()
-  openAppById(byId('open-app-id').value.trim(), byId('open-url').value.trim()).catch(failIn(byId('picker-error')))
-})
 
 async function openAppById(appId, url, subroute) {
   const app = await api.getApp(appId)
@@ -552,6 +350,18 @@ const portal = createPortal({
   },
 })
 const operatorConsole = createOperatorConsole({ user: () => state.user, signedOut })
+const { showSignIn, showAccountSignIn, showReset, resetToken } = createSignIn({
+  production,
+  showView,
+  failIn,
+  signIn,
+  enterAccount: () => enterAccount(),
+  leaveApp: () => {
+    closeApp({ quiet: true })
+    drawer.close()
+  },
+})
+const { showPicker } = createPicker({ production, showView, markTab, setUrl, failIn, listApps: () => api.listApps(), openApp, openAppById })
 
 const flows = createFlows({
   platform: () => api,
@@ -603,7 +413,7 @@ const bridge = createBridge({
 setInterval(() => {
   if (state.user === undefined || document.visibilityState !== 'visible') return
   centre.refresh({ background: true })
-  // A fallback: the wallet follows the ledger's stream of the user's transactions (panels.js).
+  // A fallback: the wallet follows the ledger's stream of the user's transactions (wallet/wallet-panel.js).
   wallet.refresh({ background: true })
 }, tuning.refreshMs)
 

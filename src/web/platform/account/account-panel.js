@@ -5,9 +5,13 @@
  * only the passkeys ticked to keep. Everything goes through the account API with the session
  * cookie (docs/accounts.md).
  */
-import { account } from './api.js'
-import { formatTime, h, openModal, toast } from './dom.js'
-import { askText, uniqueId } from './widgets.js'
+
+import { openModal } from '../../../web/ui/dialogs.js'
+import { h } from '../../../web/ui/dom.js'
+import { formatLocalTime } from '../../../web/ui/format.js'
+import { toast } from '../../../web/ui/toast.js'
+import { account } from '../api.js'
+import { askText, uniqueId } from '../widgets.js'
 
 const enc = encodeURIComponent
 
@@ -59,7 +63,7 @@ export function createAccountPanel(ctx) {
         'span',
         { class: 'grow' },
         session.current ? h('strong', {}, 'This browser') : 'Another browser',
-        h('span', { class: 'muted' }, ` since ${formatTime(session.created_at)}, last used ${formatTime(session.last_seen_at)}`),
+        h('span', { class: 'muted' }, ` since ${formatLocalTime(session.created_at)}, last used ${formatLocalTime(session.last_seen_at)}`),
       ),
       session.current
         ? ''
@@ -84,7 +88,7 @@ export function createAccountPanel(ctx) {
         h(
           'span',
           { class: 'muted passkey-dates' },
-          `added ${formatTime(passkey.created_at)}, ${passkey.last_used_at ? `last used ${formatTime(passkey.last_used_at)}` : 'never used yet'}`,
+          `added ${formatLocalTime(passkey.created_at)}, ${passkey.last_used_at ? `last used ${formatLocalTime(passkey.last_used_at)}` : 'never used yet'}`,
         ),
       ),
       h(

@@ -4,7 +4,10 @@
  * way of running a call, one-line forms, tables, lists that page with "More", and sub-tabs.
  * Everything goes in as text (dom.js).
  */
-import { formatTime, h, openModal, toast } from './dom.js'
+import { openModal } from '../../web/ui/dialogs.js'
+import { h } from '../../web/ui/dom.js'
+import { formatLocalTime } from '../../web/ui/format.js'
+import { toast } from '../../web/ui/toast.js'
 
 let ids = 0
 /** An id no other element of the page has, for a label's `for`. */
@@ -201,90 +204,6 @@ export function attempter(panelLine, signedOut) {
 }
 
 /**
- * A one-line form: `label` for `input` (which has an id), more fields in `extra`, and a submit
- * button `action`; `onSubmit()` runs on submit. `search` marks it a search form.
- */
-export function inlineForm({ label, input, extra = [], action, onSubmit, search = false }) {
-  return h(
-    'form',
-    {
-      class: 'row',
-      role: search ? 'search' : undefined,
-      onsubmit: (event) => {
-        event.preventDefault()
-        onSubmit()
-      },
-    },
-    h('label', { for: input.id }, label),
-    input,
-    extra,
-    h('button', { type: 'submit' }, action),
-  )
-}
-
-/** A search form of labelled fields (`[[label, input], …]`, each input with an id) in a grid; `onSubmit()` runs on submit. */
-export function filterForm(fields, onSubmit, action = 'Search') {
-  return h(
-    'form',
-    {
-      class: 'filters',
-      role: 'search',
-      onsubmit: (event) => {
-        event.preventDefault()
-        onSubmit()
-      },
-    },
-    fields.map(([label, input]) => h('div', { class: 'field' }, h('label', { for: input.id }, label), input)),
-    h('div', { class: 'actions' }, h('button', { type: 'submit' }, action)),
-  )
-}
-
-/** A table in a box that scrolls sideways: `headers` the column titles, `body` its tbody. */
-export function grid(label, headers, body) {
-  return h(
-    'div',
-    { class: 'table-scroll' },
-    h(
-      'table',
-      { class: 'grid', 'aria-label': label },
-      h(
-        'thead',
-        {},
-        h(
-          'tr',
-          {},
-          headers.map((t) => h('th', { scope: 'col' }, t)),
-        ),
-      ),
-      body,
-    ),
-  )
-}
-
-/**
- * Rows that page: `load(cursor)` reads a page (`cursor` undefined for the first one) whose `key`
- * array `row(item)` turns into elements in `container`, and whose `next_cursor` (if any) the
- * "More" button (`more`) reads next; `empty()` stands in for an empty first page. `reload()`
- * reads the first page again, through `attempt` (attempter), and answers what `attempt` did.
- */
-export function pagedRows({ container, key, load, row, empty, attempt }) {
-  const more = h('button', { type: 'button', hidden: true }, 'More')
-  let next = null
-  const read = async (append) => {
-    const done = await attempt(() => load(append ? next : undefined))
-    if (!done.ok) return done
-    const rows = done.value[key].map(row)
-    if (append) container.append(...rows)
-    else container.replaceChildren(...(rows.length === 0 ? [empty()] : rows))
-    next = done.value.next_cursor ?? null
-    more.hidden = next === null
-    return done
-  }
-  more.addEventListener('click', () => read(true))
-  return { container, more, reload: () => read(false) }
-}
-
-/**
  * A Details button that shows below its row (in `slot`) what `load()` answers (a node, or
  * undefined when the call failed), and hides it on the next click.
  */
@@ -326,7 +245,7 @@ export function subTabs(label, panels, onOpen) {
 }
 
 /** A time, or a dash for none. */
-export const when = (iso) => (iso === null || iso === undefined ? '—' : formatTime(iso))
+export const when = (iso) => (iso === null || iso === undefined ? '—' : formatLocalTime(iso))
 
 /** Whether a string is an icon the page shows: a data: URL of a PNG, JPEG or WebP (what the platform accepts). */
 export const isIcon = (value) => typeof value === 'string' && /^data:image\/(png|jpeg|webp);base64,[A-Za-z0-9+/]+={0,2}$/.test(value)

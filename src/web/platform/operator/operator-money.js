@@ -4,9 +4,13 @@
  * (Approve, Reject), and the ledger check (the supply three ways). Each maker answers
  * `{ element, shown? }` for the console's tabs; `attempt` and `section` are the console's.
  */
-import { account } from './api.js'
-import { formatPi, h, toast } from './dom.js'
-import { alertLine, askReason, confirmAct, facts, pagedRows, query, when } from './widgets.js'
+
+import { h } from '../../../web/ui/dom.js'
+import { formatPi } from '../../../web/ui/format.js'
+import { pagedRows } from '../../../web/ui/tables.js'
+import { toast } from '../../../web/ui/toast.js'
+import { account } from '../api.js'
+import { alertLine, askReason, confirmAct, facts, query, when } from '../widgets.js'
 
 const enc = encodeURIComponent
 

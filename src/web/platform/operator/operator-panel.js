@@ -4,26 +4,16 @@
  * second operator and the ledger's books (operator-money.js), and the audit log. Every act asks what the platform needs (a reason for a suspension or an
  * issue) and lands in the audit log; the page keeps nothing.
  */
-import { account } from './api.js'
-import { byId, formatPi, h, short, toast } from './dom.js'
-import { listingQueueSection } from './listing-ui.js'
+
+import { byId, h } from '../../../web/ui/dom.js'
+import { formatPi, shortMiddle } from '../../../web/ui/format.js'
+import { filterForm, inlineForm } from '../../../web/ui/forms.js'
+import { grid, pagedRows } from '../../../web/ui/tables.js'
+import { toast } from '../../../web/ui/toast.js'
+import { account } from '../api.js'
+import { listingQueueSection } from '../listing-ui.js'
+import { alertLine, askReason, attempter, confirmAct, detailsToggle, facts, onceBox, query, subTabs, when } from '../widgets.js'
 import { approvalsSection, issueSection, ledgerSection } from './operator-money.js'
-import {
-  alertLine,
-  askReason,
-  attempter,
-  confirmAct,
-  detailsToggle,
-  facts,
-  filterForm,
-  grid,
-  inlineForm,
-  onceBox,
-  pagedRows,
-  query,
-  subTabs,
-  when,
-} from './widgets.js'
 
 const enc = encodeURIComponent
 const SECTIONS = [
@@ -354,7 +344,7 @@ export function createOperatorConsole(ctx) {
             'td',
             { title: record.actor },
             h('span', { class: 'actor-name' }, record.actor_username),
-            h('span', { class: 'mono muted small block' }, short(record.actor, 12)),
+            h('span', { class: 'mono muted small block' }, shortMiddle(record.actor, 12)),
           )
 
     const row = (record) =>

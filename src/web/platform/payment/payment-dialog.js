@@ -3,8 +3,12 @@
  * what each state needs (the platform calls, the app's callbacks, the timers) and draws it.
  * Every event goes through `dispatch`; entering a state runs its `onEnter` effect once.
  */
-import { call } from './api.js'
-import { formatPi, h, openModal, toast } from './dom.js'
+
+import { openModal } from '../../../web/ui/dialogs.js'
+import { h } from '../../../web/ui/dom.js'
+import { formatPi } from '../../../web/ui/format.js'
+import { toast } from '../../../web/ui/toast.js'
+import { call } from '../api.js'
 import { createPayGuard, near, PLACES } from './pay-guard.js'
 import { canCancel, FEE_PI, FINAL_STATES, initialState, shortOfFunds, toStroops, transition, view } from './payment-machine.js'
 

@@ -1,0 +1,98 @@
+#!/usr/bin/env node
+// The browser code's rules that neither Biome nor the type checker states (npm run lint):
+// - every file is type-checked (it starts with `// @ts-check`: tsconfig.browser.json), but the
+//   ones NOT_YET_CHECKED lists, which only shrinks;
+// - no `any` in a JSDoc type or a hand-written .d.ts, and no @ts-expect-error / @ts-expect-error /
+//   @ts-nocheck, except the entries of ALLOWED below, each with its reason;
+// - an import of the UI layer or the API client names them from src/: as many `../` as the
+//   importing file is deep under src/, then `web/ui/` or `web/api/`. The same relative URL then
+//   reaches /web/ui/ from every URL a page's files are served at (/sandbox/ui/, /ui/, /console/js/):
+//   a URL's `..` stops at its root (ARCHITECTURE.md, "The browser code").
+import { readdirSync, readFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
+
+const ROOTS = ['src/web/ui', 'src/web/api', 'src/web/platform', 'src/web/sdk', 'src/web/docs', 'src/console/public/js']
+const GENERATED = 'src/web/api/openapi.d.ts'
+
+/** The escape hatches the browser code may use: file, the line's text, and why. */
+const ALLOWED = [
+  // (none yet: add { file, text, reason } here, the only place)
+]
+
+/** The files not typed yet (issue #42): each one typed leaves this list, and none joins it. */
+const NOT_YET_CHECKED = new Set([
+  'src/console/public/js/components.js',
+  'src/console/public/js/main.js',
+  'src/console/public/js/pages/apps.js',
+  'src/console/public/js/pages/ledger.js',
+  'src/console/public/js/pages/overview.js',
+  'src/console/public/js/pages/payments.js',
+  'src/console/public/js/pages/platform.js',
+  'src/console/public/js/pages/requests.js',
+  'src/console/public/js/pages/search.js',
+  'src/console/public/js/pages/snapshots.js',
+  'src/console/public/js/pages/users.js',
+  'src/console/public/js/parts.js',
+  'src/console/public/js/router.js',
+  'src/console/public/js/shared.js',
+  'src/web/docs/plinth-docs.js',
+  'src/web/docs/plinth-try-it.js',
+  'src/web/platform/account/account-panel.js',
+  'src/web/platform/bridge.js',
+  'src/web/platform/flows.js',
+  'src/web/platform/main.js',
+  'src/web/platform/notifications.js',
+  'src/web/platform/operator/operator-money.js',
+  'src/web/platform/operator/operator-panel.js',
+  'src/web/platform/listing-ui.js',
+  'src/web/platform/wallet/faucet-button.js',
+  'src/web/platform/payment/payment-dialog.js',
+  'src/web/platform/platform.js',
+  'src/web/platform/portal/icon-field.js',
+  'src/web/platform/portal/portal-activity.js',
+  'src/web/platform/portal/portal-panel.js',
+  'src/web/platform/portal/request-log.js',
+  'src/web/platform/wallet/wallet-panel.js',
+  'src/web/platform/widgets.js',
+  'src/web/sdk/pi-sdk-core.js',
+])
+
+const files = ROOTS.flatMap(function walk(dir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? walk(join(dir, entry.name)) : /\.(js|d\.ts)$/.test(entry.name) ? [join(dir, entry.name)] : [],
+  )
+})
+
+const problems = []
+for (const file of files) {
+  if (file === GENERATED) continue
+  const lines = readFileSync(file, 'utf8').split('\n')
+  const checked = lines[0] === '// @ts-check'
+  if (file.endsWith('.js') && !checked && !NOT_YET_CHECKED.has(file)) problems.push(`${file}:1: start it with // @ts-check`)
+  if (checked && NOT_YET_CHECKED.has(file))
+    problems.push(`${file}:1: checked now: take it off NOT_YET_CHECKED in scripts/check-browser.mjs`)
+  const depth = relative('src', file).split('/').length - 1
+  lines.forEach((line, index) => {
+    const at = `${file}:${index + 1}`
+    const allowed = ALLOWED.some((entry) => entry.file === file && line.includes(entry.text))
+    if (!allowed && /@ts-(ignore|expect-error|nocheck)/.test(line))
+      problems.push(`${at}: a @ts- directive (list it in scripts/check-browser.mjs with its reason)`)
+    const types = file.endsWith('.d.ts')
+      ? [line.replace(/\/\*.*?\*\/|\/\/.*$|^\s*\*.*$/g, '')]
+      : [...line.matchAll(/@\w+\s*\{([^}]*)\}|@type \{([^}]*)\}/g)].map((m) => m[1] ?? m[2] ?? '')
+    if (!allowed && types.some((text) => /\bany\b/.test(text)))
+      problems.push(`${at}: the type any (list it in scripts/check-browser.mjs with its reason)`)
+    for (const match of line.matchAll(/(?:from|import)\s*\(?\s*'((?:\.\.\/)+)web\/(ui|api)\//g)) {
+      const ups = (match[1] ?? '').length / 3
+      if (ups !== depth)
+        problems.push(`${at}: import web/${match[2]}/ as ${'../'.repeat(depth)}web/${match[2]}/ (from src/), not with ${ups} ../`)
+    }
+  })
+}
+if (problems.length > 0) {
+  console.error(problems.join('\n'))
+  process.exit(1)
+}
+console.log(
+  `browser code: ${files.length} files, ${files.length - NOT_YET_CHECKED.size} type-checked, no any, no @ts- directive, imports of the UI layer and the API client from src/`,
+)

@@ -1,0 +1,45 @@
+/**
+ * The API's routes as the pages call them, typed from the generated OpenAPI types (openapi.d.ts):
+ * a page writes a concrete URL (`/portal/apps/${id}/keys?limit=5`), and `Answer<P, M>` is what
+ * the route it names answers to method M. A URL segment that is an expression (`${id}`) matches
+ * a path parameter (`{app_id}`), and nothing else; a query string is left out of the match.
+ */
+import type { paths } from './openapi'
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+
+type Segments<S extends string> = S extends `${infer Head}/${infer Rest}` ? [Head, ...Segments<Rest>] : [S]
+type WithoutQuery<S extends string> = S extends `${infer Path}?${string}` ? Path : S
+type Matches<Given extends string[], Route extends string[]> = Given extends [infer G extends string, ...infer GivenRest extends string[]]
+  ? Route extends [infer R extends string, ...infer RouteRest extends string[]]
+    ? (R extends `{${string}}` ? true : string extends G ? false : G extends R ? true : false) extends true
+      ? Matches<GivenRest, RouteRest>
+      : false
+    : false
+  : Route extends []
+    ? true
+    : false
+
+/** The route (a key of `paths`) a concrete URL names, or never. */
+export type RouteOf<P extends string> = {
+  [K in keyof paths & string]: Matches<Segments<WithoutQuery<P>>, Segments<K>> extends true ? K : never
+}[keyof paths & string]
+
+type Operation<P extends string, M extends Method> =
+  RouteOf<P> extends infer K extends keyof paths ? NonNullable<paths[K][Lowercase<M> & keyof paths[K]]> : never
+
+type Json<R> = R extends { content: { 'application/json': infer T } } ? T : undefined
+type Success<Responses> = {
+  [S in keyof Responses]: S extends 200 | 201 | 202 | 204 | '200' | '201' | '202' | '204' ? Json<Responses[S]> : never
+}[keyof Responses]
+
+/** What the route the URL `P` names answers to `M` when it succeeds (its JSON body; undefined for 204). */
+export type Answer<P extends string, M extends Method = 'GET'> = Operation<P, M> extends { responses: infer R } ? Success<R> : never
+
+/** The JSON body the route takes for `M`, or never when it takes none. */
+export type Body<P extends string, M extends Method> =
+  Operation<P, M> extends {
+    requestBody?: { content: { 'application/json': infer B } }
+  }
+    ? B
+    : never

@@ -1,0 +1,81 @@
+/** The types the platform page's modules share (the shell hands them to its views and panels). */
+import type { Answer } from '../api/routes'
+
+/** An app as the picker lists it (the sandbox's apps, or production's directory). */
+export interface AppListing {
+  app_id: string
+  name: string
+  url: string | null
+  icon?: string | null
+  description?: string | null
+}
+
+/** Shows an error in `element`, or asks for the admin token when that was the problem (main.js). */
+export type FailIn = (element: HTMLElement) => (error: unknown) => void
+
+export interface PickerContext {
+  production(): boolean
+  showView(id: string): void
+  markTab(name: string | undefined): void
+  setUrl(changes: Record<string, string | undefined>): void
+  failIn: FailIn
+  listApps(): Promise<AppListing[]>
+  openApp(app: { app_id: string; name: string; url: string | null }): void
+  openAppById(appId: string, url?: string): Promise<void>
+}
+
+export interface SignInContext {
+  production(): boolean
+  showView(id: string): void
+  failIn: FailIn
+  signIn(userId: string): Promise<void>
+  enterAccount(): Promise<void>
+  leaveApp(): void
+}
+
+/** The result of a panel's call (widgets.js, attempter). */
+export type Attempted<T> = { ok: true; value: T } | { ok: false; error: unknown }
+export type Attempt = <T>(work: () => Promise<T>, line?: unknown) => Promise<Attempted<T>>
+
+/** An app as the portal shows it. */
+export type PortalApp = Answer<`/portal/apps/${string}`, 'GET'>
+export type PortalKey = Answer<`/portal/apps/${string}/keys`, 'GET'>['keys'][number]
+export type PortalMember = Answer<`/portal/apps/${string}/members`, 'GET'>['members'][number]
+
+/** A secret the portal shows once (a new key), until the person hides it. */
+export interface ShownOnce {
+  appId: string
+  title: string
+  note: string
+  entries: Array<{ label: string; value: string; testid: string }>
+}
+
+/** What the portal's app page gives its sections (keys-section.js, members-section.js). */
+export interface PortalSectionView {
+  attempt: Attempt
+  section(id: string, title: string, ...children: import('../ui/types').Child[]): HTMLElement
+  renderDetail(): Promise<void>
+  reload(): Promise<void>
+  user(): { username: string } | undefined
+  showSecret(secret: ShownOnce): void
+  deselect(): void
+}
+
+/** A passkey's answer, as @simplewebauthn/browser gives it (JSON, for the server to verify). */
+export interface WebAuthnCredential {
+  id: string
+  rawId: string
+  response: { [key: string]: unknown }
+  type: 'public-key'
+  [key: string]: unknown
+}
+
+declare global {
+  interface Window {
+    /** @simplewebauthn/browser's bundle (ui/vendor/webauthn.js, a classic script the page loads first). */
+    SimpleWebAuthnBrowser: {
+      startAuthentication(options: { optionsJSON: unknown }): Promise<WebAuthnCredential>
+      startRegistration(options: { optionsJSON: unknown }): Promise<WebAuthnCredential>
+    }
+  }
+}
