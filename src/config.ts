@@ -101,7 +101,11 @@ export interface PortalSettings {
 export interface FaucetSettings {
   /** Test-π one faucet request pays (PLINTH_FAUCET_AMOUNT): a positive decimal, at most 7 places. */
   amount: string
-  /** Production: faucet payments to one address in any 24 hours (PLINTH_FAUCET_DAILY_PER_ADDRESS); 0 turns the faucet off. */
+  /**
+   * Production: faucet payments to one address in any 24 hours (PLINTH_FAUCET_DAILY_PER_ADDRESS);
+   * 0, the default until the ledger is split per network (#39), turns the faucet off: until then
+   * its test-π would be the same money operators issue.
+   */
   dailyPerAddress: number
   /** Production: faucet payments one signed-in user asks for in any 24 hours (PLINTH_FAUCET_DAILY_PER_USER). */
   dailyPerUser: number
@@ -115,7 +119,7 @@ export function faucetSettings(env: NodeJS.ProcessEnv = {}): FaucetSettings {
   }
   return {
     amount,
-    dailyPerAddress: integer(env, 'PLINTH_FAUCET_DAILY_PER_ADDRESS', 3, 0, 1_000_000),
+    dailyPerAddress: integer(env, 'PLINTH_FAUCET_DAILY_PER_ADDRESS', 0, 0, 1_000_000),
     dailyPerUser: integer(env, 'PLINTH_FAUCET_DAILY_PER_USER', 10, 0, 1_000_000),
   }
 }

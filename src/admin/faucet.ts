@@ -50,6 +50,12 @@ export function faucetFactory(deps: { db: Kysely<DB>; clock: Clock; secretKey: B
              count(*) filter (where details->>'user_id' = ${userId ?? ''})::text as by_user
       from audit_log where action = 'faucet' and at > now() - interval '24 hours'`.execute(trx)
     const counted = rows[0] ?? { by_address: '0', by_user: '0' }
+    if (settings.dailyPerAddress === 0) {
+      throw new ApiError(
+        'faucet_limit_reached',
+        'The faucet is off on this platform (PLINTH_FAUCET_DAILY_PER_ADDRESS=0): ask its operator for test-π.',
+      )
+    }
     if (Number(counted.by_address) >= settings.dailyPerAddress) {
       throw new ApiError(
         'faucet_limit_reached',

@@ -129,3 +129,18 @@ describe('the faucet in the sandbox', () => {
     assert.equal((account.json().balances as Array<{ balance: string }>)[0]?.balance, '30.0000000')
   })
 })
+
+// Until the ledger is split per network (#39), test-π paid in production would be the same money
+// operators issue: the faucet is off unless the operator sets PLINTH_FAUCET_DAILY_PER_ADDRESS.
+describe('the faucet in production with the default settings', () => {
+  const platform = usePlatform({ mode: 'production' })
+
+  it('is off: friendbot refuses with the setting that turns it on, and nothing moves', async () => {
+    const address = Keypair.random().publicKey()
+    const before = await faucetSnapshot(platform.db)
+    const answer = await platform.app.inject({ method: 'GET', url: `/ledger/friendbot?addr=${address}` })
+    assert.equal(answer.statusCode, 429, answer.body)
+    assert.match(String(answer.json().detail), /faucet is off.*PLINTH_FAUCET_DAILY_PER_ADDRESS/)
+    assert.deepEqual(await faucetSnapshot(platform.db), before)
+  })
+})
