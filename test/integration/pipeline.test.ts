@@ -43,6 +43,7 @@ describe('the request pipeline', () => {
         'portal',
         'operator',
         'SDK',
+        'browser UI layer',
         'ledger',
         'sandbox API',
         'sandbox page',
