@@ -11,6 +11,20 @@ export const PaymentStateSchema = Type.Union([
   Type.Literal('cancelled'),
 ])
 
+/**
+ * What an open payment waits for and which call moves it on (adviceFor in payment-advice.ts): the
+ * sandbox's and the portal's payment views answer it alike.
+ */
+export const PaymentAdviceSchema = Type.Object({
+  state: PaymentStateSchema,
+  blocks_new_payment: Type.Boolean(),
+  waiting_for: Type.String(),
+  next_call: Type.String({ description: 'The call that moves the payment on, as the app should have made it' }),
+  sandbox_actions: Type.Array(Type.Union([Type.Literal('complete'), Type.Literal('cancel')]), {
+    description: 'POST /sandbox/apps/{app_id}/payments/{payment_id}/{action}',
+  }),
+})
+
 export const PaymentDTOSchema = Type.Object(
   {
     identifier: Type.String(),

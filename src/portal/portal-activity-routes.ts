@@ -6,7 +6,7 @@ import { AppParams, Id, Nullable, PageLimit, Timestamp } from '../core/schemas.j
 import type { DB } from '../db/schema.js'
 import { sessionPrincipal } from '../http/auth.js'
 import { errorResponses } from '../http/errors.js'
-import { PaymentDTOSchema } from '../payments/payment-dto.js'
+import { PaymentAdviceSchema, PaymentDTOSchema } from '../payments/payment-dto.js'
 import type { RequestLog } from '../request-log/request-log.js'
 import { requestLogRepo } from '../request-log/request-log-repo.js'
 import { getRequest, listRequests, RequestLogEntry, RequestLogPage, RequestLogQuery } from '../request-log/request-log-routes.js'
@@ -42,7 +42,7 @@ export function portalActivityRoutes(
           200: Type.Object({
             uid: Type.String(),
             blocked: Type.Object({ user_to_app: Type.Boolean(), app_to_user: Type.Boolean() }),
-            open_payments: Type.Array(Type.Object({ payment: PaymentDTOSchema, advice: Type.Object({}, { additionalProperties: true }) })),
+            open_payments: Type.Array(Type.Object({ payment: PaymentDTOSchema, advice: PaymentAdviceSchema })),
           }),
           ...errorResponses(401, 403, 404),
         },

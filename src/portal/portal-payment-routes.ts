@@ -5,7 +5,7 @@ import { decodeCursor, encodeCursor, page } from '../core/cursors.js'
 import { AppParams, Cursor, Id, Nullable, PageLimit } from '../core/schemas.js'
 import { sessionPrincipal } from '../http/auth.js'
 import { errorResponses } from '../http/errors.js'
-import { PaymentDTOSchema, PaymentStateSchema } from '../payments/payment-dto.js'
+import { PaymentAdviceSchema, PaymentDTOSchema, PaymentStateSchema } from '../payments/payment-dto.js'
 import type { MoveBy } from '../payments/payments-repo.js'
 import { paymentFilterQuery } from '../views/payment-filter-query.js'
 import type { PaymentViewsService } from '../views/payment-views-service.js'
@@ -86,7 +86,7 @@ export function portalPaymentRoutes(app: FastifyInstance, deps: { portal: Portal
             uid: Type.String(),
             ledger_transaction: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
             timeline: Type.Array(Type.Object({}, { additionalProperties: true })),
-            advice: Type.Object({}, { additionalProperties: true }),
+            advice: PaymentAdviceSchema,
           }),
           ...errorResponses(401, 403, 404),
         },

@@ -5,7 +5,7 @@ import { decodeCursor, encodeCursor, page } from '../../core/cursors.js'
 import { AppParams, Cursor, Id, PageLimit } from '../../core/schemas.js'
 import { errorResponses } from '../../http/errors.js'
 import { ADMIN_SECURITY } from '../../http/openapi.js'
-import { PaymentDTOSchema, PaymentStateSchema } from '../../payments/payment-dto.js'
+import { PaymentAdviceSchema, PaymentDTOSchema, PaymentStateSchema } from '../../payments/payment-dto.js'
 import type { MoveBy } from '../../payments/payments-repo.js'
 import { paymentFilterQuery } from '../../views/payment-filter-query.js'
 import { paymentViewsRepo } from '../../views/payment-views-repo.js'
@@ -36,15 +36,6 @@ const TimelineEvent = Type.Object({
   actor_id: Type.Union([Type.String({ description: "The app's key id, or the user's uid" }), Type.Null()]),
   request_id: Type.Union([Type.String({ description: 'The request that made the move (its entry in the request log)' }), Type.Null()]),
   detail: StringOrNull,
-})
-const AdviceSchema = Type.Object({
-  state: StateSchema,
-  blocks_new_payment: Type.Boolean(),
-  waiting_for: Type.String(),
-  next_call: Type.String({ description: 'The call that moves the payment on, as the app should have made it' }),
-  sandbox_actions: Type.Array(Type.Union([Type.Literal('complete'), Type.Literal('cancel')]), {
-    description: 'POST /sandbox/apps/{app_id}/payments/{payment_id}/{action}',
-  }),
 })
 
 export function sandboxPayments(app: FastifyInstance, deps: PaymentViewsDeps): void {
@@ -124,7 +115,7 @@ export function sandboxPayments(app: FastifyInstance, deps: PaymentViewsDeps): v
               }),
             ]),
             timeline: Type.Array(TimelineEvent, { description: 'Oldest first' }),
-            advice: AdviceSchema,
+            advice: PaymentAdviceSchema,
           }),
           ...errorResponses(401, 404),
         },
@@ -153,7 +144,7 @@ export function sandboxPayments(app: FastifyInstance, deps: PaymentViewsDeps): v
             user_id: Type.String(),
             uid: StringOrNull,
             blocked: Type.Object({ user_to_app: Type.Boolean(), app_to_user: Type.Boolean() }),
-            open_payments: Type.Array(Type.Object({ payment: PaymentDTOSchema, advice: AdviceSchema })),
+            open_payments: Type.Array(Type.Object({ payment: PaymentDTOSchema, advice: PaymentAdviceSchema })),
           }),
           ...errorResponses(401, 404),
         },

@@ -16467,7 +16467,13 @@ export interface operations {
                 content: {
                     "application/json": {
                         advice: {
-                            [key: string]: unknown;
+                            blocks_new_payment: boolean;
+                            /** @description The call that moves the payment on, as the app should have made it */
+                            next_call: string;
+                            /** @description POST /sandbox/apps/{app_id}/payments/{payment_id}/{action} */
+                            sandbox_actions: ("complete" | "cancel")[];
+                            state: "created" | "approved" | "transaction_linked" | "verified" | "completed" | "cancelled";
+                            waiting_for: string;
                         };
                         ledger_transaction: {
                             [key: string]: unknown;
@@ -17215,7 +17221,13 @@ export interface operations {
                         };
                         open_payments: {
                             advice: {
-                                [key: string]: unknown;
+                                blocks_new_payment: boolean;
+                                /** @description The call that moves the payment on, as the app should have made it */
+                                next_call: string;
+                                /** @description POST /sandbox/apps/{app_id}/payments/{payment_id}/{action} */
+                                sandbox_actions: ("complete" | "cancel")[];
+                                state: "created" | "approved" | "transaction_linked" | "verified" | "completed" | "cancelled";
+                                waiting_for: string;
                             };
                             payment: components["schemas"]["def-1"];
                         }[];

@@ -343,6 +343,10 @@ describe('the developer portal', () => {
     assert.equal(blocking.status, 200, JSON.stringify(blocking.body))
     assert.deepEqual(blocking.body.blocked, { user_to_app: true, app_to_user: false })
     assert.equal(JSON.stringify(blocking.body).includes(user.username), false)
+    // The advice the portal page reads, as the sandbox's view gives it (PaymentAdviceSchema).
+    const [open] = blocking.body.open_payments as Array<{ advice: Record<string, unknown> }>
+    assert.deepEqual(Object.keys(open?.advice ?? {}).sort(), ['blocks_new_payment', 'next_call', 'sandbox_actions', 'state', 'waiting_for'])
+    assert.equal(open?.advice.blocks_new_payment, true)
     assertError(await dev.call('GET', `/portal/apps/${made.app.app_id}/users/not-a-uid/blocking`), 404, 'user_not_found')
 
     const notes = (await dev.call('GET', `/portal/apps/${made.app.app_id}/notifications`)).body.notifications as Array<
