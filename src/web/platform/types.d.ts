@@ -33,6 +33,12 @@ export interface SignInContext {
   leaveApp(): void
 }
 
+/** A panel's alert line (widgets.js, alertLine): `set(error)` shows an error's message, `set(undefined)` hides it. */
+export interface ProblemLine {
+  element: HTMLElement
+  set(error: unknown): void
+}
+
 /** The result of a panel's call (widgets.js, attempter). */
 export type Attempted<T> = { ok: true; value: T } | { ok: false; error: unknown }
 export type Attempt = <T>(work: () => Promise<T>, line?: unknown) => Promise<Attempted<T>>

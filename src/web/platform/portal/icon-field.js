@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The portal's icon field of an app (registering it, editing its details): an image file read as a
  * data: URL the platform takes, with its preview and a Remove button.
@@ -9,7 +10,11 @@ import { isIcon, uniqueId } from '../widgets.js'
 /** The platform takes an icon of at most this many characters as a data: URL (about 36 KB of image). */
 const MAX_ICON = 49_152
 
-/** Reads an image file as a data: URL, refusing what the platform would refuse. */
+/**
+ * Reads an image file as a data: URL, refusing what the platform would refuse.
+ * @param {File} file
+ * @returns {Promise<string>}
+ */
 function readIcon(file) {
   return new Promise((resolve, reject) => {
     if (!['image/png', 'image/jpeg', 'image/webp'].includes(file.type)) {
@@ -26,12 +31,17 @@ function readIcon(file) {
   })
 }
 
-/** An icon field: a file input, a preview, and a button that removes it. `value()` is the data: URL, null (none) or undefined (unchanged). */
+/**
+ * An icon field: a file input, a preview, and a button that removes it. `value()` is the data: URL, null (none) or undefined (unchanged).
+ * @param {string | null | undefined} current
+ * @param {import('../types').ProblemLine} problem
+ */
 export function iconField(current, problem) {
   const id = uniqueId('icon')
+  /** @type {string | null | undefined} */
   let value
   const preview = h('img', { class: 'app-icon', alt: 'Icon preview', width: '40', height: '40', hidden: !isIcon(current) })
-  if (isIcon(current)) preview.src = current
+  if (typeof current === 'string' && isIcon(current)) preview.src = current
   const input = h('input', {
     id,
     type: 'file',

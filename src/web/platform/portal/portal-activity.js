@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * What one app did, in the developer portal (docs/portal.md), in sub-tabs of its page: its
  * payments (with "why is this user blocked?"), its request log (turned on and off by its owner),
@@ -15,15 +16,20 @@ import { account } from '../api.js'
 import { alertLine, facts, query, subTabs, when } from '../widgets.js'
 import { createRequestLog } from './request-log.js'
 
+/** @typedef {import('../types').PortalApp} PortalApp */
+
 const enc = encodeURIComponent
 const STATES = ['created', 'approved', 'transaction_linked', 'verified', 'completed', 'cancelled']
 
+/** @param {string} state */
 const stateLabel = (state) => state.replace('_', ' ')
+/** @param {string} direction */
 const directionLabel = (direction) => (direction === 'user_to_app' ? 'from a user' : 'to a user')
 
 /**
  * `attempt(work, line?)`: the portal's way of running a call (widgets.js, attempter);
  * `refresh()`: draws the app's page again, after an act that changed it.
+ * @param {import('./types').ActivityContext} context
  */
 export function createActivity({ attempt, refresh }) {
   /** The sub-tab shown: it stays when the page is drawn again, and when another app is chosen. */
@@ -33,7 +39,10 @@ export function createActivity({ attempt, refresh }) {
   /** The request log tab, with its filters. */
   const requestLog = createRequestLog({ attempt, refresh })
 
-  /** The app's activity section: its sub-tabs, the one shown before open (and read). */
+  /**
+   * The app's activity section: its sub-tabs, the one shown before open (and read).
+   * @param {PortalApp} app
+   */
   function section(app) {
     const panels = [
       { id: 'payments', label: 'Payments', ...paymentsPanel(app) },
@@ -41,7 +50,7 @@ export function createActivity({ attempt, refresh }) {
       { id: 'notifications', label: 'Notifications', ...notificationsPanel(app) },
       { id: 'ads', label: 'Rewarded ads', ...adsPanel(app) },
     ]
-    const tabs = subTabs('The app’s activity', panels, (id) => {
+    const tabs = subTabs('The app’s activity', panels, (/** @type {string} */ id) => {
       tab = id
     })
     tabs.open(tab)
@@ -56,6 +65,10 @@ export function createActivity({ attempt, refresh }) {
 
   // Payments
 
+  /**
+   * @param {PortalApp} app
+   * @returns {import('./types').ActivityPanel}
+   */
   function paymentsPanel(app) {
     const q = h('input', { id: 'payments-q', type: 'search', maxlength: '200', value: payments.q, placeholder: 'id, txid, uid or memo' })
     const state = h(
@@ -64,6 +77,7 @@ export function createActivity({ attempt, refresh }) {
       h('option', { value: '' }, 'Any state'),
       STATES.map((s) => h('option', { value: s, selected: s === payments.state }, stateLabel(s))),
     )
+    /** @param {import('./types').PortalPayment} p */
     const row = (p) =>
       h(
         'tr',
@@ -104,14 +118,22 @@ export function createActivity({ attempt, refresh }) {
     return { element, shown: list.reload }
   }
 
+  /**
+   * @param {PortalApp} app
+   * @param {string} paymentId
+   */
   const paymentButton = (app, paymentId) =>
     h('button', { type: 'button', 'aria-label': `Payment ${paymentId}`, onclick: () => showPayment(app, paymentId) }, 'Details')
 
-  /** "Why is this user blocked?": a user's open payments with the app, and which of them stop the next one. */
+  /**
+   * "Why is this user blocked?": a user's open payments with the app, and which of them stop the next one.
+   * @param {PortalApp} app
+   */
   function blockingLookup(app) {
     const problem = alertLine('blocking-error')
     const result = h('div', { 'data-testid': 'blocking-result', 'aria-live': 'polite' })
     const uid = h('input', { id: 'blocking-uid', class: 'mono', maxlength: '64', autocomplete: 'off', spellcheck: 'false', required: true })
+    /** @param {import('./types').PortalBlocking} blocking */
     const show = ({ blocked, open_payments: open }) => {
       const stopped = [blocked.user_to_app ? 'user-to-app' : '', blocked.app_to_user ? 'app-to-user' : ''].filter(Boolean)
       result.replaceChildren(
@@ -167,11 +189,18 @@ export function createActivity({ attempt, refresh }) {
     )
   }
 
+  /**
+   * @param {PortalApp} app
+   * @param {string} paymentId
+   */
   async function showPayment(app, paymentId) {
-    const path = `/portal/apps/${enc(app.app_id)}/payments/${enc(paymentId)}`
+    const path = /** @type {const} */ (`/portal/apps/${enc(app.app_id)}/payments/${enc(paymentId)}`)
     const done = await attempt(() => account(path))
     if (!done.ok) return
-    const { payment, state, uid, ledger_transaction: tx, timeline, advice } = done.value
+    const { payment, state, uid, advice } = done.value
+    // Open objects in the portal's schema (types.d.ts): narrowed to what is read of them.
+    const tx = /** @type {import('./types').LedgerTransactionRef | null} */ (done.value.ledger_transaction)
+    const timeline = /** @type {import('./types').TimelineEvent[]} */ (done.value.timeline)
     const problem = alertLine('payment-error')
     const txid = h('input', {
       id: 'complete-txid',
@@ -180,6 +209,10 @@ export function createActivity({ attempt, refresh }) {
       required: true,
       value: payment.transaction?.txid ?? '',
     })
+    /**
+     * @param {() => Promise<unknown>} work
+     * @param {string} message
+     */
     const after = async (work, message) => {
       const result = await attempt(work, problem)
       if (!result.ok) return
@@ -229,7 +262,7 @@ export function createActivity({ attempt, refresh }) {
               'form',
               {
                 class: 'stack',
-                onsubmit: (event) => {
+                onsubmit: (/** @type {SubmitEvent} */ event) => {
                   event.preventDefault()
                   after(() => account(`${path}/complete`, { method: 'POST', body: { txid: txid.value.trim() } }), 'Payment completed.')
                 },
@@ -261,7 +294,12 @@ export function createActivity({ attempt, refresh }) {
 
   // What the app sent: notifications, rewarded ads (the newest 50 of each)
 
-  /** A tab of the newest entries `path` answers (its `key` array), as a table. */
+  /**
+   * A tab of the newest entries `path` answers (its `key` array), as a table.
+   * @template T
+   * @param {{ label: string, path: string, key: string, headers: string[], row: (item: T) => Node, empty: string, note: string }} options
+   * @returns {import('./types').ActivityPanel}
+   */
   function newestPanel({ label, path, key, headers, row, empty, note }) {
     const list = pagedRows({
       container: h('tbody'),
@@ -280,6 +318,7 @@ export function createActivity({ attempt, refresh }) {
     return { element, shown: list.reload }
   }
 
+  /** @param {PortalApp} app */
   const notificationsPanel = (app) =>
     newestPanel({
       label: 'Sent notifications',
@@ -288,7 +327,7 @@ export function createActivity({ attempt, refresh }) {
       headers: ['Sent', 'To (uid)', 'Notification', 'Opens', 'Seen'],
       empty: 'The app sent no notification yet.',
       note: 'The newest 50 notifications the app sent, and whether each user saw or dismissed it.',
-      row: (n) =>
+      row: (/** @type {import('./types').PortalNotification} */ n) =>
         h(
           'tr',
           { 'data-notification-id': n.id },
@@ -308,6 +347,7 @@ export function createActivity({ attempt, refresh }) {
         ),
     })
 
+  /** @param {PortalApp} app */
   const adsPanel = (app) =>
     newestPanel({
       label: 'Rewarded ads',
@@ -316,7 +356,7 @@ export function createActivity({ attempt, refresh }) {
       headers: ['Shown', 'Ad id', 'To (uid)', 'Mediator’s verdict', 'Granted', 'Revoked'],
       empty: 'The app showed no rewarded ad yet.',
       note: 'The newest 50 rewarded ads the app showed, with the verdicts GET /v2/ads_network/status/{adId} answers.',
-      row: (ad) =>
+      row: (/** @type {import('./types').PortalAd} */ ad) =>
         h(
           'tr',
           { 'data-ad-id': ad.identifier },

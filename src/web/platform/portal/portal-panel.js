@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The developer portal (production, a person with the developer role; docs/portal.md): the apps
  * they are a member of; registering one; proving its domain; its server API keys, members,
@@ -10,7 +11,7 @@
 import { byId, h } from '../../../web/ui/dom.js'
 import { formatPi } from '../../../web/ui/format.js'
 import { toast } from '../../../web/ui/toast.js'
-import { account } from '../api.js'
+import { ApiError, account } from '../api.js'
 import { listingLine } from '../listing-ui.js'
 import { alertLine, attempter, confirmAct, facts, isIcon, onceBox, secretField, when } from '../widgets.js'
 import { iconField } from './icon-field.js'
@@ -20,7 +21,12 @@ import { createActivity } from './portal-activity.js'
 
 const enc = encodeURIComponent
 const NETWORKS = ['Pi Network', 'Pi Testnet']
-/** The origin of an app URL, or the URL itself when it is none. */
+/** @typedef {import('../types').PortalApp} PortalApp */
+
+/**
+ * The origin of an app URL, or the URL itself when it is none.
+ * @param {string} url
+ */
 const originOf = (url) => {
   try {
     return new URL(url).origin
@@ -32,6 +38,7 @@ const originOf = (url) => {
 /**
  * `ctx`: `user()` (who is signed in), `signedOut()` (the session is over: back to sign-in), `selected(appId)` (the app
  * shown, for the page's URL).
+ * @param {import('./types').PortalContext} ctx
  */
 export function createPortal(ctx) {
   const root = byId('portal-view')
@@ -39,10 +46,11 @@ export function createPortal(ctx) {
   const list = h('ul', { class: 'list app-picker', 'aria-label': 'Your apps' })
   const detail = h('div', { class: 'portal-detail', 'data-testid': 'portal-detail' })
   let built = false
+  /** @type {PortalApp[]} */
   let apps = []
-  /** The app shown, by id; 'new' for the registration form. */
+  /** The app shown, by id; 'new' for the registration form. @type {string | undefined} */
   let selected
-  /** Secrets answered once, until the person hides them: `{appId, title, note, entries}`. */
+  /** Secrets answered once, until the person hides them: `{appId, title, note, entries}`. @type {import('../types').ShownOnce | undefined} */
   let secret
 
   const build = () => {
@@ -67,11 +75,16 @@ export function createPortal(ctx) {
   }
 
   /** Runs one call; a failure goes to the panel's alert line (or back to sign-in when the session is over). */
-  const attempt = attempter(error, ctx.signedOut)
+  const attempt = /** @type {import('../types').Attempt} */ (attempter(error, ctx.signedOut))
   /** The selected app's payments, request log, notifications and ads. */
   const activity = createActivity({ attempt, refresh: () => renderDetail() })
 
-  /** A section of the app's page, titled. */
+  /**
+   * A section of the app's page, titled.
+   * @param {string} id
+   * @param {string} title
+   * @param {...import('../../ui/types').Child} children
+   */
   const section = (id, title, ...children) =>
     h(
       'section',
@@ -82,12 +95,14 @@ export function createPortal(ctx) {
 
   // The list of apps
 
+  /** @param {PortalApp} app */
   const statusTags = (app) => [
     app.suspended ? h('span', { class: 'tag bad' }, 'Suspended') : '',
     app.verified ? h('span', { class: 'tag ok' }, 'Verified') : h('span', { class: 'tag' }, 'Not verified'),
     app.role === 'member' ? h('span', { class: 'tag' }, 'Member') : '',
   ]
 
+  /** @param {PortalApp} app */
   const iconOf = (app, size = 28) =>
     isIcon(app.icon)
       ? h('img', { class: 'app-icon', src: app.icon, alt: '', width: String(size), height: String(size) })
@@ -124,6 +139,7 @@ export function createPortal(ctx) {
     renderList()
   }
 
+  /** @param {string | undefined} appId */
   async function select(appId) {
     selected = appId
     ctx.selected(appId === 'new' ? undefined : appId)
@@ -151,9 +167,16 @@ export function createPortal(ctx) {
       {
         class: 'stack',
         'aria-labelledby': 'register-title',
-        onsubmit: async (event) => {
+        onsubmit: async (/** @type {SubmitEvent} */ event) => {
           event.preventDefault()
-          const body = { name: name.value, url: url.value.trim(), network: network.value, description: description.value }
+          /** @type {import('../../api/routes').Body<'/portal/apps', 'POST'>} */
+          const body = {
+            name: name.value,
+            url: url.value.trim(),
+            // One of NETWORKS: the select offers no other.
+            network: /** @type {'Pi Network' | 'Pi Testnet'} */ (network.value),
+            description: description.value,
+          }
           if (typeof icon.value() === 'string') body.icon = icon.value()
           const done = await attempt(() => account('/portal/apps', { method: 'POST', body }), problem)
           if (!done.ok) return
@@ -202,14 +225,14 @@ export function createPortal(ctx) {
     }
     const appId = selected
     detail.replaceChildren(h('p', { class: 'muted' }, 'Loading…'))
-    const path = `/portal/apps/${enc(appId)}`
+    const path = /** @type {const} */ (`/portal/apps/${enc(appId)}`)
     const done = await attempt(() =>
       Promise.all([account(path), account(`${path}/keys`), account(`${path}/members`), account(`${path}/wallet`)]),
     )
     if (selected !== appId) return
     if (!done.ok) {
       detail.replaceChildren()
-      if (done.error?.code === 'app_not_found') {
+      if (done.error instanceof ApiError && done.error.code === 'app_not_found') {
         selected = undefined
         await loadList()
         await renderDetail()
@@ -279,7 +302,7 @@ export function createPortal(ctx) {
     renderDetail,
     reload,
     user: ctx.user,
-    showSecret: (shown) => {
+    showSecret: (/** @type {import('../types').ShownOnce} */ shown) => {
       secret = shown
     },
     deselect: () => {
@@ -287,6 +310,7 @@ export function createPortal(ctx) {
     },
   }
 
+  /** @param {PortalApp} app */
   function domainSection(app) {
     const problem = alertLine('verify-error')
     const origin = app.url === null ? undefined : originOf(app.url)
@@ -300,7 +324,7 @@ export function createPortal(ctx) {
           const done = await attempt(() => account(`/portal/apps/${enc(app.app_id)}/verify`, { method: 'POST' }), problem)
           verify.disabled = false
           if (!done.ok) {
-            const reason = done.error?.body?.reason
+            const reason = done.error instanceof ApiError ? done.error.body?.reason : undefined
             if (reason !== undefined) problem.element.append(` (${reason})`)
             return
           }
@@ -341,6 +365,7 @@ export function createPortal(ctx) {
     )
   }
 
+  /** @param {import('./types').PortalWallet} wallet */
   function walletSection(wallet) {
     return section(
       'wallet',
@@ -356,6 +381,7 @@ export function createPortal(ctx) {
     )
   }
 
+  /** @param {PortalApp} app */
   function detailsSection(app) {
     const problem = alertLine('details-error')
     const name = h('input', { id: 'edit-name', required: true, maxlength: '60', value: app.name })
@@ -369,8 +395,9 @@ export function createPortal(ctx) {
         'form',
         {
           class: 'stack',
-          onsubmit: async (event) => {
+          onsubmit: async (/** @type {SubmitEvent} */ event) => {
             event.preventDefault()
+            /** @type {import('../../api/routes').Body<`/portal/apps/${string}`, 'PATCH'>} */
             const body = {}
             if (name.value !== app.name) body.name = name.value
             if (url.value.trim() !== (app.url ?? '')) body.url = url.value.trim()
@@ -405,7 +432,10 @@ export function createPortal(ctx) {
   }
 
   return {
-    /** Shows the portal: the apps, and the one chosen before (or `appId`). */
+    /**
+     * Shows the portal: the apps, and the one chosen before (or `appId`).
+     * @param {string} [appId]
+     */
     async show(appId) {
       build()
       if (appId !== undefined) selected = appId

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The portal's request log of an app: the calls it made (filtered by status, route, user and error),
  * each one's request and answer, and the owner's switch that turns the log on or off.
@@ -14,9 +15,13 @@ import { alertLine, facts, query, when } from '../widgets.js'
 
 const enc = encodeURIComponent
 const STATUSES = ['2xx', '4xx', '5xx', '400', '401', '403', '404', '409', '429', '500']
+/** @param {number} status */
 const statusTag = (status) => h('span', { class: `tag ${status < 400 ? 'ok' : 'bad'}` }, String(status))
 
-/** A logged body, as JSON laid out when it is JSON (a body cut at 8 KiB is not: it is shown as it is). */
+/**
+ * A logged body, as JSON laid out when it is JSON (a body cut at 8 KiB is not: it is shown as it is).
+ * @param {string | null} body
+ */
 function bodyText(body) {
   if (body === null || body === '') return 'None.'
   try {
@@ -26,11 +31,18 @@ function bodyText(body) {
   }
 }
 
-/** `attempt(work, line?)` and `refresh()`, as the activity section's (portal-activity.js). */
+/**
+ * `attempt(work, line?)` and `refresh()`, as the activity section's (portal-activity.js).
+ * @param {import('./types').ActivityContext} context
+ */
 export function createRequestLog({ attempt, refresh }) {
   /** The filters of the selected app's request log. */
   let requests = { status: '', route: '', user: '', error: '' }
 
+  /**
+   * @param {import('../types').PortalApp} app
+   * @returns {import('./types').ActivityPanel}
+   */
   function requestsPanel(app) {
     const owner = app.role === 'owner'
     const problem = alertLine('request-log-error')
@@ -53,6 +65,7 @@ export function createRequestLog({ attempt, refresh }) {
       }),
     }
     const path = `/portal/apps/${enc(app.app_id)}/requests`
+    /** @param {import('./types').RequestLogEntry} entry */
     const row = (entry) =>
       h(
         'tr',
@@ -102,7 +115,7 @@ export function createRequestLog({ attempt, refresh }) {
     const read = async () => {
       const done = await list.reload()
       if (!done.ok) return
-      const { enabled, dropped } = done.value
+      const { enabled, dropped } = /** @type {import('./types').RequestLogPage} */ (done.value)
       notes.replaceChildren(
         enabled ? '' : h('p', { class: 'status-line bad' }, 'The platform’s operator keeps no request log (PLINTH_REQUEST_LOG=off).'),
         dropped > 0
@@ -131,7 +144,12 @@ export function createRequestLog({ attempt, refresh }) {
           ['Error code', inputs.error],
         ],
         () => {
-          requests = Object.fromEntries(Object.entries(inputs).map(([name, input]) => [name, input.value.trim()]))
+          requests = {
+            status: inputs.status.value.trim(),
+            route: inputs.route.value.trim(),
+            user: inputs.user.value.trim(),
+            error: inputs.error.value.trim(),
+          }
           read()
         },
         'Show',
@@ -142,7 +160,11 @@ export function createRequestLog({ attempt, refresh }) {
     return { element, shown: read }
   }
 
-  /** The owner's switch of the request log. */
+  /**
+   * The owner's switch of the request log.
+   * @param {import('../types').PortalApp} app
+   * @param {import('../types').ProblemLine} problem
+   */
   function logSwitch(app, problem) {
     const input = h('input', {
       id: 'request-log-switch',
@@ -168,6 +190,10 @@ export function createRequestLog({ attempt, refresh }) {
     return h('p', { class: 'switch' }, input, h('label', { for: 'request-log-switch' }, 'Keep the app’s request log'))
   }
 
+  /**
+   * @param {import('../types').PortalApp} app
+   * @param {string} id
+   */
   async function showRequest(app, id) {
     const done = await attempt(() => account(`/portal/apps/${enc(app.app_id)}/requests/${enc(id)}`))
     if (!done.ok) return
