@@ -42,8 +42,6 @@ const NOT_YET_CHECKED = new Set([
   'src/web/platform/flows.js',
   'src/web/platform/main.js',
   'src/web/platform/notifications.js',
-  'src/web/platform/operator/operator-money.js',
-  'src/web/platform/operator/operator-panel.js',
   'src/web/platform/listing-ui.js',
   'src/web/platform/wallet/faucet-button.js',
   'src/web/platform/payment/payment-dialog.js',

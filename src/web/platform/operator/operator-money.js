@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The operator console's money sections (docs/operators.md): issuing (an issue above the approval
  * threshold becomes a request for a second operator), the requests waiting for a second operator
@@ -14,13 +15,20 @@ import { alertLine, askReason, confirmAct, facts, query, when } from '../widgets
 
 const enc = encodeURIComponent
 
-/** A request's one-line summary. */
+/**
+ * A request's one-line summary (an issue has an amount; a grant of a role has none).
+ * @param {import('./types').Approval} approval
+ */
 const summary = (approval) =>
   approval.kind === 'issue'
-    ? `Issue ${formatPi(approval.amount)} to ${approval.target}`
+    ? `Issue ${formatPi(/** @type {string} */ (approval.amount))} to ${approval.target}`
     : `Make ${approval.target} ${approval.role === 'operator' ? 'an operator' : `a ${approval.role}`}`
 
-/** `ctx`: `attempt(work, line?)`, `section(id, title, ...children)`, `user()`, `onRequested()` (a request was made: the approvals tab reloads). */
+/**
+ * `ctx`: `attempt(work, line?)`, `section(id, title, ...children)`, `user()`, `onRequested()` (a request was made: the approvals tab reloads).
+ * @param {import('./types').MoneyContext} ctx
+ * @returns {import('./types').ConsoleSection}
+ */
 export function issueSection(ctx) {
   const target = h('input', { id: 'issue-target', required: true, maxlength: '64', autocomplete: 'off', placeholder: 'username or app_…' })
   const amount = h('input', {
@@ -34,6 +42,7 @@ export function issueSection(ctx) {
   const reason = h('input', { id: 'issue-reason', required: true, maxlength: '500', autocomplete: 'off' })
   const problem = alertLine('issue-error')
   const result = h('div', { 'data-testid': 'issue-result', 'aria-live': 'polite' })
+  /** @param {import('./types').Issued} issued */
   const done = (issued) =>
     result.replaceChildren(
       h('p', { class: 'status-line ok' }, `Issued ${formatPi(issued.amount)} to ${issued.target}.`),
@@ -61,7 +70,7 @@ export function issueSection(ctx) {
     'form',
     {
       class: 'stack',
-      onsubmit: async (event) => {
+      onsubmit: async (/** @type {SubmitEvent} */ event) => {
         event.preventDefault()
         const body = { target: target.value.trim(), amount: amount.value.trim(), reason: reason.value.trim() }
         const sure = await confirmAct({
@@ -75,7 +84,7 @@ export function issueSection(ctx) {
         if (!answer.ok) return
         amount.value = ''
         reason.value = ''
-        if (answer.value.approval !== undefined) {
+        if ('approval' in answer.value) {
           result.replaceChildren(
             h(
               'p',
@@ -113,11 +122,19 @@ export function issueSection(ctx) {
   }
 }
 
-/** The requests for a second operator: the pending ones first (Approve, Reject), then the decided. */
+/**
+ * The requests for a second operator: the pending ones first (Approve, Reject), then the decided.
+ * @param {import('./types').MoneyContext} ctx
+ */
 export function approvalsSection(ctx) {
   const problem = alertLine('approvals-error')
   let status = 'pending'
+  /**
+   * @param {import('./types').Approval} approval
+   * @param {'approve' | 'reject'} decision
+   */
   const decide = async (approval, decision) => {
+    /** @type {{ reason: string } | undefined} */
     let body
     if (decision === 'reject') {
       const reason = await askReason({
@@ -135,18 +152,20 @@ export function approvalsSection(ctx) {
       })
       if (!sure) return
     }
+    const path = /** @type {const} */ (`/operator/approvals/${enc(approval.approval_id)}`)
+    // One call a decision, so that each is typed by its own route (an approval takes no body).
     const answer = await ctx.attempt(
       () =>
-        account(`/operator/approvals/${enc(approval.approval_id)}/${decision}`, {
-          method: 'POST',
-          ...(body === undefined ? {} : { body }),
-        }),
+        decision === 'approve'
+          ? account(`${path}/approve`, { method: 'POST' })
+          : account(`${path}/reject`, { method: 'POST', ...(body === undefined ? {} : { body }) }),
       problem,
     )
     if (!answer.ok) return
     toast(`${summary(approval)}: ${decision === 'approve' ? 'approved, done' : 'rejected'}.`)
     rows.reload()
   }
+  /** @param {import('./types').Approval} approval */
   const row = (approval) => {
     const mine = approval.requested_by === ctx.user()?.username
     const pending = approval.status === 'pending'
@@ -246,7 +265,11 @@ export function approvalsSection(ctx) {
   }
 }
 
-/** The supply three ways: issued, balances + fees, the audit log's issues; which one differs. */
+/**
+ * The supply three ways: issued, balances + fees, the audit log's issues; which one differs.
+ * @param {import('./types').MoneyContext} ctx
+ * @returns {import('./types').ConsoleSection}
+ */
 export function ledgerSection(ctx) {
   const result = h('div', { 'data-testid': 'ledger-check', 'aria-live': 'polite' })
   const names = { issued: 'Issued', balances_and_fees: 'In balances + fees', audit: 'The audit log’s issues' }

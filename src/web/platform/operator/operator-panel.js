@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The operator's console (production, a person with the operator role; docs/operators.md): users
  * (roles, suspension, password reset links), apps (suspension), issuing money, the requests for a
@@ -16,7 +17,7 @@ import { alertLine, askReason, attempter, confirmAct, detailsToggle, facts, once
 import { approvalsSection, issueSection, ledgerSection } from './operator-money.js'
 
 const enc = encodeURIComponent
-const SECTIONS = [
+const SECTIONS = /** @type {const} */ ([
   ['users', 'Users'],
   ['apps', 'Apps'],
   ['issue', 'Issue money'],
@@ -24,19 +25,25 @@ const SECTIONS = [
   ['listings', 'Listings'],
   ['ledger', 'Ledger'],
   ['audit', 'Audit log'],
-]
+])
 
-/** `ctx`: `user()` (who is signed in), `signedOut()` (the session is over: back to sign-in). */
+/**
+ * `ctx`: `user()` (who is signed in), `signedOut()` (the session is over: back to sign-in).
+ * @param {import('./types').OperatorContext} ctx
+ */
 export function createOperatorConsole(ctx) {
   const root = byId('operator-view')
   const error = alertLine('operator-error')
-  const attempt = attempter(error, ctx.signedOut)
-  /** The sections' tabs, once built. */
+  const attempt = /** @type {import('../types').Attempt} */ (attempter(error, ctx.signedOut))
+  /** The sections' tabs, once built. @type {ReturnType<typeof subTabs> | undefined} */
   let tabs
 
+  /** Builds the console once; answers its tabs. */
   function build() {
-    if (tabs !== undefined) return
+    if (tabs !== undefined) return tabs
+    /** @type {import('./types').MoneyContext} */
     const money = { attempt, section, user: ctx.user, onRequested: () => approvals?.reload() }
+    /** @type {ReturnType<typeof approvalsSection> | undefined} */
     let approvals
     const makers = {
       users: usersSection,
@@ -58,8 +65,14 @@ export function createOperatorConsole(ctx) {
       error.element,
       ...sections.map((section) => section.element),
     )
+    return tabs
   }
 
+  /**
+   * @param {string} id
+   * @param {string} title
+   * @param {...import('../../ui/types').Child} children
+   */
   const section = (id, title, ...children) =>
     h(
       'section',
@@ -71,6 +84,8 @@ export function createOperatorConsole(ctx) {
   /**
    * A search form over a list that pages (users, apps): `path(filter, cursor)` is the page's
    * address; the first page is read when the section is first shown.
+   * @template T
+   * @param {{ label: string, input: HTMLInputElement, list: HTMLElement, key: string, path: (filter: string, cursor: string | undefined) => string, row: (item: T) => Node, empty: () => Node }} options
    */
   function searchList({ label, input, list, key, path, row, empty }) {
     let filter = ''
@@ -97,7 +112,13 @@ export function createOperatorConsole(ctx) {
     }
   }
 
-  /** A Details button for a row, showing `entries` (facts) of what `path` answers. */
+  /**
+   * A Details button for a row, showing `entries` (facts) of what `path` answers.
+   * @template {string} P
+   * @param {string} name
+   * @param {P} path
+   * @param {(found: import('../../api/routes').Answer<P>) => Array<[string, import('../../ui/types').Child]>} entries
+   */
   const aboutToggle = (name, path, entries) =>
     detailsToggle(`About ${name}`, async () => {
       const done = await attempt(() => account(path))
@@ -106,10 +127,17 @@ export function createOperatorConsole(ctx) {
 
   // Users
 
+  /** @returns {import('./types').ConsoleSection} */
   function usersSection() {
     const secretSlot = h('div')
 
+    /**
+     * @param {import('./types').OperatorUser} user
+     * @param {'developer' | 'operator'} role
+     * @param {boolean} grant
+     */
     const setRole = async (user, role, grant) => {
+      /** @type {string | undefined} */
       let reason
       if (role === 'operator' && grant) {
         // A second operator approves it (unless the platform runs with one): the reason goes with the request.
@@ -123,7 +151,7 @@ export function createOperatorConsole(ctx) {
       const body = { role, grant, ...(reason === undefined ? {} : { reason }) }
       const done = await attempt(() => account(`/operator/users/${enc(user.username)}/roles`, { method: 'POST', body }))
       if (!done.ok) return
-      if (done.value.approval !== undefined) {
+      if ('approval' in done.value) {
         toast(`Making ${user.username} an operator waits for another operator (Approvals).`)
         return
       }
@@ -131,6 +159,10 @@ export function createOperatorConsole(ctx) {
       await users.reload()
     }
 
+    /**
+     * @param {import('./types').OperatorUser} user
+     * @param {'suspend' | 'restore'} act
+     */
     const suspend = async (user, act) => {
       const reason = await askReason({
         title: act === 'suspend' ? `Suspend ${user.username}?` : `Restore ${user.username}?`,
@@ -141,12 +173,19 @@ export function createOperatorConsole(ctx) {
         action: act === 'suspend' ? 'Suspend' : 'Restore',
       })
       if (reason === undefined) return
-      const done = await attempt(() => account(`/operator/users/${enc(user.username)}/${act}`, { method: 'POST', body: { reason } }))
+      const path = /** @type {const} */ (`/operator/users/${enc(user.username)}`)
+      // One call an act, each typed by its own route.
+      const done = await attempt(() =>
+        act === 'suspend'
+          ? account(`${path}/suspend`, { method: 'POST', body: { reason } })
+          : account(`${path}/restore`, { method: 'POST', body: { reason } }),
+      )
       if (!done.ok) return
       toast(done.value.changed ? `${user.username} ${act === 'suspend' ? 'suspended' : 'restored'}.` : 'It already was so.')
       await users.reload()
     }
 
+    /** @param {import('./types').OperatorUser} user */
     const resetLink = async (user) => {
       const sure = await confirmAct({
         title: `A password reset link for ${user.username}?`,
@@ -166,7 +205,9 @@ export function createOperatorConsole(ctx) {
       )
     }
 
+    /** @param {import('./types').OperatorUser} user */
     const row = (user) => {
+      /** @param {string} role */
       const has = (role) => user.roles.includes(role)
       const about = aboutToggle(user.username, `/operator/users/${enc(user.username)}`, (found) => [
         ['User id', h('span', { class: 'mono' }, found.user_id)],
@@ -249,7 +290,12 @@ export function createOperatorConsole(ctx) {
 
   // Apps
 
+  /** @returns {import('./types').ConsoleSection} */
   function appsSection() {
+    /**
+     * @param {import('./types').OperatorApp} app
+     * @param {'suspend' | 'restore'} act
+     */
     const suspend = async (app, act) => {
       const reason = await askReason({
         title: act === 'suspend' ? `Suspend ${app.name}?` : `Restore ${app.name}?`,
@@ -260,12 +306,19 @@ export function createOperatorConsole(ctx) {
         action: act === 'suspend' ? 'Suspend' : 'Restore',
       })
       if (reason === undefined) return
-      const done = await attempt(() => account(`/operator/apps/${enc(app.app_id)}/${act}`, { method: 'POST', body: { reason } }))
+      const path = /** @type {const} */ (`/operator/apps/${enc(app.app_id)}`)
+      // One call an act, each typed by its own route.
+      const done = await attempt(() =>
+        act === 'suspend'
+          ? account(`${path}/suspend`, { method: 'POST', body: { reason } })
+          : account(`${path}/restore`, { method: 'POST', body: { reason } }),
+      )
       if (!done.ok) return
       toast(done.value.changed ? `${app.name} ${act === 'suspend' ? 'suspended' : 'restored'}.` : 'It already was so.')
       await apps.reload()
     }
 
+    /** @param {import('./types').OperatorApp} app */
     const row = (app) => {
       const about = aboutToggle(app.name, `/operator/apps/${enc(app.app_id)}`, (found) => [
         ['URL', found.url ?? 'none'],
@@ -323,8 +376,9 @@ export function createOperatorConsole(ctx) {
 
   // The audit log
 
+  /** @returns {import('./types').ConsoleSection} */
   function auditSection() {
-    const fields = ['actor', 'action', 'target', 'q']
+    const fields = /** @type {const} */ (['actor', 'action', 'target', 'q'])
     const labels = { actor: 'Actor (user:…, cli:…)', action: 'Action', target: 'Target (username or app id)', q: 'Text in the details' }
     const inputs = Object.fromEntries(
       fields.map((name) => [
@@ -334,9 +388,13 @@ export function createOperatorConsole(ctx) {
     )
     const verdict = h('div', { 'data-testid': 'audit-verify', 'aria-live': 'polite' })
     const exportLink = h('a', { class: 'button', href: '/operator/audit/export', download: 'plinth-audit.jsonl' }, 'Export JSON lines')
+    /** @type {Record<string, string>} */
     let filter = {}
 
-    /** A person's actor (`user:<id>`) shows as their username, the raw actor below it (whole in its title). */
+    /**
+     * A person's actor (`user:<id>`) shows as their username, the raw actor below it (whole in its title).
+     * @param {import('./types').AuditRecord} record
+     */
     const actor = (record) =>
       record.actor_username === null || record.actor_username === undefined
         ? h('td', { class: 'mono' }, record.actor)
@@ -347,6 +405,7 @@ export function createOperatorConsole(ctx) {
             h('span', { class: 'mono muted small block' }, shortMiddle(record.actor, 12)),
           )
 
+    /** @param {import('./types').AuditRecord} record */
     const row = (record) =>
       h(
         'tr',
@@ -418,8 +477,8 @@ export function createOperatorConsole(ctx) {
 
   return {
     show() {
-      build()
-      tabs.open(tabs.current() ?? 'users')
+      const built = build()
+      built.open(built.current() ?? 'users')
     },
     reset() {
       tabs = undefined
