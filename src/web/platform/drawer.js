@@ -55,7 +55,7 @@ export function createDrawer() {
     },
     /**
      * @param {string} forKind
-     * @param {...(Node | Node[])} nodes
+     * @param {...(Node | string | Array<Node | string>)} nodes
      */
     fill(forKind, ...nodes) {
       if (kind === forKind) body.replaceChildren(...nodes.flat())

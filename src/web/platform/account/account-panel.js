@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The account panel (production): the apps the person allowed, and withdrawing that consent; the
  * live sessions, ending one or all; passkeys, added (after confirming it is you), renamed and
@@ -15,19 +16,34 @@ import { askText, uniqueId } from '../widgets.js'
 
 const enc = encodeURIComponent
 
-/** `ctx`: `drawer`, `signedOut()` (the session is over: back to sign-in), `refresh()` (the notification centre). */
+/**
+ * What a failed call or passkey ceremony throws: an ApiError (its `code`), or another Error.
+ * @typedef {{ code?: string, message: string }} Failure
+ */
+/** @typedef {import('../../api/routes').Answer<'/account/passkeys'>['passkeys'][number]} Passkey */
+
+/**
+ * `ctx`: `drawer`, `signedOut()` (the session is over: back to sign-in), `refresh()` (the notification centre).
+ * @param {{ drawer: ReturnType<typeof import('../drawer.js').createDrawer>, signedOut: () => void, refresh: () => unknown }} ctx
+ */
 export function createAccountPanel(ctx) {
+  /**
+   * @param {Promise<unknown>} work
+   * @param {string} [done]
+   */
   const act = async (work, done) => {
     try {
       await work
       if (done !== undefined) toast(done)
-    } catch (error) {
+    } catch (thrown) {
+      const error = /** @type {Failure} */ (thrown)
       if (error.code === 'session_required') return ctx.signedOut()
       toast(error.message)
     }
     await render()
   }
 
+  /** @param {import('../../api/routes').Answer<'/account'>['consents'][number]} app */
   const consentRow = (app) =>
     h(
       'li',
@@ -55,6 +71,7 @@ export function createAccountPanel(ctx) {
           ),
     )
 
+  /** @param {import('../../api/routes').Answer<'/account/sessions'>['sessions'][number]} session */
   const sessionRow = (session) =>
     h(
       'li',
@@ -77,6 +94,7 @@ export function createAccountPanel(ctx) {
           ),
     )
 
+  /** @param {Passkey} passkey */
   const passkeyRow = (passkey) =>
     h(
       'li',
@@ -97,7 +115,14 @@ export function createAccountPanel(ctx) {
           type: 'button',
           'aria-label': `Rename the passkey ${passkey.name}`,
           onclick: async () => {
-            const name = await askText({ title: 'Rename the passkey', label: 'Name', value: passkey.name, action: 'Rename' })
+            const name = await askText({
+              title: 'Rename the passkey',
+              label: 'Name',
+              value: passkey.name,
+              action: 'Rename',
+              // No explanation: said outright while widgets.js, not typed yet, reads every field as required.
+              text: undefined,
+            })
             if (name !== undefined)
               await act(account(`/account/passkeys/${enc(passkey.id)}`, { method: 'PATCH', body: { name } }), 'Passkey renamed.')
           },
@@ -118,22 +143,26 @@ export function createAccountPanel(ctx) {
   /**
    * Asks the person to confirm it is them (the password, or one of their passkeys): adding a
    * passkey needs it within five minutes. Resolves true once the session is stamped, false when cancelled.
+   * @param {boolean} hasPasskeys
+   * @returns {Promise<boolean>}
    */
   const confirmIdentity = (hasPasskeys) =>
     new Promise((resolve) => {
       const id = uniqueId('reauth-password')
       const password = h('input', { id, type: 'password', autocomplete: 'current-password', required: true, maxlength: '512' })
       const problem = h('p', { class: 'error', role: 'alert', hidden: true })
+      /** @param {boolean} value */
       const answer = (value) => {
         close()
         resolve(value)
       }
+      /** @param {() => Promise<unknown>} work */
       const attempt = async (work) => {
         try {
           await work()
           answer(true)
-        } catch (error) {
-          problem.textContent = error.message
+        } catch (thrown) {
+          problem.textContent = /** @type {Failure} */ (thrown).message
           problem.hidden = false
         }
       }
@@ -150,7 +179,7 @@ export function createAccountPanel(ctx) {
             'form',
             {
               class: 'stack',
-              onsubmit: (event) => {
+              onsubmit: (/** @type {SubmitEvent} */ event) => {
                 event.preventDefault()
                 attempt(() => account('/account/reauthenticate', { method: 'POST', body: { password: password.value } }))
               },
@@ -177,20 +206,25 @@ export function createAccountPanel(ctx) {
     await account('/account/passkeys/verify', { method: 'POST', body: { response, name: 'Passkey' } })
   }
 
-  /** Adds a passkey; when the session's last proof is too old, asks for one first and tries again. */
+  /**
+   * Adds a passkey; when the session's last proof is too old, asks for one first and tries again.
+   * @param {boolean} hasPasskeys
+   */
   const addPasskey = async (hasPasskeys) => {
     try {
       await registerPasskey()
     } catch (error) {
-      if (error.code !== 'reauthentication_required') throw error
+      if (/** @type {Failure} */ (error).code !== 'reauthentication_required') throw error
       if (!(await confirmIdentity(hasPasskeys))) throw new Error('No passkey added: you did not confirm it was you.')
       await registerPasskey()
     }
   }
 
   /** The passkeys ticked to keep when the password changes or every session ends: the others are removed. */
+  /** @type {HTMLInputElement[]} */
   let keepBoxes = []
   const kept = () => keepBoxes.filter((box) => box.checked).map((box) => box.value)
+  /** @param {Passkey[]} passkeys */
   const keepList = (passkeys) => {
     keepBoxes = passkeys.map((passkey) => h('input', { type: 'checkbox', value: passkey.id, id: uniqueId('keep') }))
     if (passkeys.length === 0) return ''
@@ -222,7 +256,7 @@ export function createAccountPanel(ctx) {
       'form',
       {
         class: 'stack',
-        onsubmit: (event) => {
+        onsubmit: (/** @type {SubmitEvent} */ event) => {
           event.preventDefault()
           act(
             account('/account/password', {
@@ -241,10 +275,16 @@ export function createAccountPanel(ctx) {
     )
   }
 
+  /**
+   * @template {'/account/signout' | '/account/signout-everywhere'} P
+   * @param {P} path
+   * @param {() => import('../../api/routes').Body<P, 'POST'>} [body]
+   */
   const signOut = (path, body) => async () => {
     try {
       await account(path, { method: 'POST', ...(body === undefined ? {} : { body: body() }) })
-    } catch (error) {
+    } catch (thrown) {
+      const error = /** @type {Failure} */ (thrown)
       if (error.code !== 'session_required') return toast(error.message)
     }
     ctx.signedOut()
@@ -290,7 +330,8 @@ export function createAccountPanel(ctx) {
           ),
         ),
       )
-    } catch (error) {
+    } catch (thrown) {
+      const error = /** @type {Failure} */ (thrown)
       if (error.code === 'session_required') return ctx.signedOut()
       ctx.drawer.fill('account', h('p', { class: 'error' }, error.message))
     }
