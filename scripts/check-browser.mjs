@@ -39,7 +39,6 @@ const NOT_YET_CHECKED = new Set([
   'src/web/docs/plinth-try-it.js',
   'src/web/platform/bridge.js',
   'src/web/platform/flows.js',
-  'src/web/platform/main.js',
   'src/web/platform/notifications.js',
   'src/web/platform/listing-ui.js',
   'src/web/platform/wallet/faucet-button.js',

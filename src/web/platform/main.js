@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The platform page: open an app in an iframe with the platform's chrome around it, and play the
  * platform for the SDK inside it. One page in two modes (platform.js): the sandbox browser at
@@ -6,19 +7,19 @@
  * (docs/accounts.md).
  *
  * The URL keeps the state, so a reload or a link lands in the same place:
- * `/sandbox/?user=<user_id>&app=<app_id>[&url=<app URL>][&path=<subroute>]`. For tests,
- * `resend_ms` (how often payment callbacks are re-sent, default 10000), `poll_ms` (payment
- * polling, 1000), `ad_ms` (ad length, 5000) and `refresh_ms` (notification refresh, 5000).
- * In production `view=portal` or `view=operator` (with `portal_app=<app_id>`) opens the developer
- * portal or the operator's console, and `#/reset/<token>` is a password reset link an operator issued.
+ * `/sandbox/?user=<user_id>&app=<app_id>[&url=<app URL>][&path=<subroute>]`; for tests it also
+ * tunes the page's timers (page-url.js). In production `view=portal` or `view=operator` (with
+ * `portal_app=<app_id>`) opens the developer portal or the operator's console, and
+ * `#/reset/<token>` is a password reset link an operator issued.
  */
 import { createAccountPanel } from './account/account-panel.js'
-import { adminToken, call, onSessionEnded, sandbox, setAdminToken } from './api.js'
+import { ApiError, adminToken, call, onSessionEnded, sandbox, setAdminToken } from './api.js'
 import { createBridge } from './bridge.js'
 import { createDrawer } from './drawer.js'
 import { createFlows } from './flows.js'
 import { createNotificationCentre } from './notifications.js'
 import { createOperatorConsole } from './operator/operator-panel.js'
+import { params, setUrl, tuning } from './page-url.js'
 import { createPicker } from './picker.js'
 import { createPlatform } from './platform.js'
 import './page-focus.js'
@@ -27,20 +28,17 @@ import { createPortal } from './portal/portal-panel.js'
 import { createSignIn } from './sign-in.js'
 import { createWallet, nativeBalance } from './wallet/wallet-panel.js'
 
-const params = new URLSearchParams(location.search)
-const numberParam = (name, fallback, min) => {
-  const value = Number(params.get(name))
-  return params.has(name) && Number.isFinite(value) && value >= min ? value : fallback
-}
-const tuning = {
-  resendMs: numberParam('resend_ms', 10_000, 50),
-  pollMs: numberParam('poll_ms', 1000, 50),
-  adMs: numberParam('ad_ms', 5000, 0),
-  refreshMs: numberParam('refresh_ms', 5000, 100),
-  connectMs: numberParam('connect_ms', 10_000, 100),
-}
+/**
+ * @typedef {import('./types').PageUser} PageUser
+ * @typedef {import('./types').OpenedApp} OpenedApp
+ */
+
 const enc = encodeURIComponent
 
+/**
+ * @type {{ platform: import('./types').PlatformInfo, user: PageUser | undefined, app: OpenedApp | undefined,
+ *   frameUrl: string | undefined, frameAuth: unknown, connected?: boolean, tokens: Map<string, Promise<string>> }}
+ */
 const state = {
   platform: { mode: 'sandbox', approval_window_seconds: 60, admin_token_required: false },
   user: undefined,
@@ -57,29 +55,28 @@ const state = {
 let api = createPlatform('sandbox')
 const production = () => api.mode === 'production'
 
-const frame = byId('app-frame')
+const frame = byId('app-frame', HTMLIFrameElement)
 const views = ['admin-view', 'signin-view', 'account-view', 'reset-view', 'picker-view', 'browser-view', 'portal-view', 'operator-view']
+/** @param {string} id */
 const showView = (id) => {
   for (const view of views) show(byId(view), view === id)
 }
+/**
+ * @param {string} text
+ * @param {'' | 'bad'} [tone]
+ */
 const setStatus = (text, tone = '') => {
   const line = byId('sdk-status')
   line.textContent = text
   line.classList.toggle('bad', tone === 'bad')
 }
 
-function setUrl(changes) {
-  const url = new URL(location.href)
-  for (const [name, value] of Object.entries(changes)) {
-    if (value === undefined) url.searchParams.delete(name)
-    else url.searchParams.set(name, value)
-  }
-  history.replaceState(null, '', url)
-}
-
-/** Shows an error where it belongs, or asks for the admin token when that was the problem. */
+/**
+ * Shows an error where it belongs, or asks for the admin token when that was the problem.
+ * @type {import('./types').FailIn}
+ */
 const failIn = (element) => (error) => {
-  if (error?.code === 'invalid_admin_token') {
+  if (error instanceof ApiError && error.code === 'invalid_admin_token') {
     setAdminToken(undefined)
     showAdmin(error.message)
   } else {
@@ -87,6 +84,7 @@ const failIn = (element) => (error) => {
   }
 }
 
+/** @param {string} [message] */
 function showAdmin(message) {
   showView('admin-view')
   showError(byId('admin-error'), message)
@@ -95,17 +93,21 @@ function showAdmin(message) {
 
 byId('admin-form').addEventListener('submit', (event) => {
   event.preventDefault()
-  setAdminToken(byId('admin-token').value.trim())
-  byId('admin-token').value = ''
+  setAdminToken(byId('admin-token', HTMLInputElement).value.trim())
+  byId('admin-token', HTMLInputElement).value = ''
   start().catch(failIn(byId('admin-error')))
 })
 
+/** @param {string} userId */
 async function signIn(userId) {
   const user = await sandbox(`/sandbox/users/${enc(userId)}`)
   await enter({ user_id: user.user_id, username: user.username, wallet_address: user.wallet_address })
 }
 
-/** `user` is now the one the page acts for: its chrome, wallet and notifications. */
+/**
+ * `user` is now the one the page acts for: its chrome, wallet and notifications.
+ * @param {PageUser} user
+ */
 async function enter(user) {
   closeApp({ quiet: true })
   state.user = user
@@ -128,6 +130,7 @@ async function enter(user) {
 /**
  * Nobody is signed in any more: back to the sign-in view of the mode, with `message` (why the
  * session ended) when the platform ended it. Nothing of the person stays in the page.
+ * @param {string} [message]
  */
 function leave(message) {
   closeApp({ quiet: true })
@@ -169,7 +172,10 @@ byId('user-chip').addEventListener('click', () => {
 
 const TABS = { apps: 'apps-tab', portal: 'portal-tab', operator: 'operator-tab' }
 
-/** The Portal and Operator tabs, by the person's roles; the Apps tab with them, to go back. */
+/**
+ * The Portal and Operator tabs, by the person's roles; the Apps tab with them, to go back.
+ * @param {string[]} roles
+ */
 function showTabs(roles) {
   const portalShown = production() && roles.includes('developer')
   const operatorShown = production() && roles.includes('operator')
@@ -178,6 +184,7 @@ function showTabs(roles) {
   show(byId('tabs'), portalShown || operatorShown)
 }
 
+/** @param {string | undefined} current */
 function markTab(current) {
   for (const [name, id] of Object.entries(TABS)) {
     if (name === current) byId(id).setAttribute('aria-current', 'page')
@@ -185,6 +192,7 @@ function markTab(current) {
   }
 }
 
+/** @param {string} [appId] */
 async function showPortal(appId) {
   closeApp({ quiet: true })
   drawer.close()
@@ -218,6 +226,11 @@ const enterAccount = async () => {
 
 // Opening an app
 
+/**
+ * @param {string} appId
+ * @param {string} [url]
+ * @param {string} [subroute]
+ */
 async function openAppById(appId, url, subroute) {
   const app = await api.getApp(appId)
   // In production an app opens only at its registered URL: its origin is the only one the access token goes to.
@@ -226,10 +239,15 @@ async function openAppById(appId, url, subroute) {
   openApp({ app_id: app.app_id, name: app.name, url: target }, subroute, url ? { url } : {})
 }
 
+/**
+ * @param {{ app_id: string, name: string, url: string | null }} app
+ * @param {string} [subroute]
+ * @param {{ url?: string }} [extraUrlState]
+ */
 function openApp(app, subroute, extraUrlState = {}) {
   let url
   try {
-    url = new URL(app.url)
+    url = new URL(String(app.url))
   } catch {
     url = undefined
   }
@@ -279,7 +297,8 @@ byId('reload-button').addEventListener('click', () => {
   bridge.reset()
   state.frameAuth = undefined
   setStatus('Reloading the app…')
-  frame.src = state.frameUrl
+  // Set whenever an app is open.
+  frame.src = /** @type {string} */ (state.frameUrl)
   watchConnection()
 })
 
@@ -287,6 +306,7 @@ byId('reload-button').addEventListener('click', () => {
  * "Loading the app…" does not last forever: when no SDK speaks within connect_ms, say what to
  * check. An SDK loaded from another origin than this page's says so at once (origin_probe).
  */
+/** @type {ReturnType<typeof setTimeout> | undefined} */
 let connectTimer
 function watchConnection() {
   clearTimeout(connectTimer)
@@ -308,6 +328,8 @@ function watchConnection() {
  * The platform's own short-lived token for one of the user's apps, for the notification centre:
  * it carries in_app_notifications, which the centre's routes need, and is asked for only for
  * apps the user already granted it (the centre lists no other), so it widens no consent.
+ * @param {string} appId
+ * @returns {Promise<string>}
  */
 function tokenFor(appId, { background = false } = {}) {
   const cached = state.tokens.get(appId)
@@ -323,16 +345,16 @@ const drawer = createDrawer()
 const wallet = createWallet({
   user: () => state.user,
   drawer,
-  payments: (user, options) => api.payments(user, options),
-  ledgerUrl: (kind, id) => api.ledgerUrl(kind, id),
+  payments: (/** @type {PageUser} */ user, /** @type {{ background?: boolean }} */ options) => api.payments(user, options),
+  ledgerUrl: (/** @type {string} */ kind, /** @type {string} */ id) => api.ledgerUrl(kind, id),
   production,
 })
 const centre = createNotificationCentre({
   user: () => state.user,
-  userApps: (user, options) => api.userApps(user, options),
+  userApps: (/** @type {PageUser} */ user, /** @type {{ background?: boolean }} */ options) => api.userApps(user, options),
   drawer,
   tokenFor,
-  openApp: (appId, subroute) => {
+  openApp: (/** @type {string} */ appId, /** @type {string | undefined} */ subroute) => {
     drawer.close()
     openAppById(appId, state.app?.app_id === appId && state.app.url ? state.app.url : undefined, subroute).catch((error) =>
       showError(byId('picker-error'), error),
@@ -368,7 +390,7 @@ const flows = createFlows({
   app: () => state.app,
   user: () => state.user,
   frameAuth: () => state.frameAuth,
-  setFrameAuth: (auth) => {
+  setFrameAuth: (/** @type {unknown} */ auth) => {
     state.frameAuth = auth
   },
   tuning,
@@ -379,7 +401,8 @@ const flows = createFlows({
   get stepUpAmount() {
     return state.platform.payment_step_up_amount
   },
-  balance: () => nativeBalance(state.user.wallet_address),
+  // Asked only in a payment dialog, which only a signed-in person opens.
+  balance: () => nativeBalance(/** @type {PageUser} */ (state.user).wallet_address),
   refreshWallet: () => wallet.refresh(),
   refreshNotifications: () => centre.refresh(),
   setStatus,
@@ -390,7 +413,7 @@ const bridge = createBridge({
   currentApp: () => state.app,
   handlers: flows,
   features: ['inline_media', 'ad_network'],
-  onOriginMismatch: (hostOrigin) => {
+  onOriginMismatch: (/** @type {string} */ hostOrigin) => {
     state.connected = true
     clearTimeout(connectTimer)
     setStatus(
@@ -418,7 +441,8 @@ setInterval(() => {
 }, tuning.refreshMs)
 
 async function start() {
-  state.platform = await call(new URL('platform.json', import.meta.url).pathname)
+  // platform.json is the page's own file, not an API route: its shape is declared by hand (types.d.ts).
+  state.platform = /** @type {import('./types').PlatformInfo} */ (await call(new URL('platform.json', import.meta.url).pathname))
   api = createPlatform(state.platform.mode)
   if (production()) {
     document.title = 'Plinth'
@@ -445,6 +469,6 @@ async function start() {
 
 start().catch((error) => {
   if (production()) return showAccountSignIn(error)
-  if (error?.code === 'invalid_admin_token') return failIn(byId('admin-error'))(error)
+  if (error instanceof ApiError && error.code === 'invalid_admin_token') return failIn(byId('admin-error'))(error)
   showSignIn().then(() => showError(byId('signin-error'), error))
 })

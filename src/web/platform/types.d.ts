@@ -10,6 +10,32 @@ export interface AppListing {
   description?: string | null
 }
 
+/** What the page knows of the platform (its own file ui/platform.json, not an API route: src/web/sandbox-page-routes.ts). */
+export interface PlatformInfo {
+  mode: 'sandbox' | 'production'
+  approval_window_seconds: number
+  /** Sandbox: whether the page asks for the admin token first. */
+  admin_token_required?: boolean
+  /** Production: above this amount of Pi the payment dialog asks for the password. */
+  payment_step_up_amount?: string
+}
+
+/** The person the page acts for (main.js): a sandbox test user, or production's signed-in person with their roles. */
+export interface PageUser {
+  user_id: string
+  username: string
+  wallet_address: string
+  roles?: string[]
+}
+
+/** The app open in the page's frame (main.js). */
+export interface OpenedApp {
+  app_id: string
+  name: string
+  url: string
+  origin: string
+}
+
 /** Shows an error in `element`, or asks for the admin token when that was the problem (main.js). */
 export type FailIn = (element: HTMLElement) => (error: unknown) => void
 
