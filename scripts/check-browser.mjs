@@ -36,22 +36,13 @@ const NOT_YET_CHECKED = new Set([
   'src/console/public/js/router.js',
   'src/console/public/js/shared.js',
   'src/web/platform/account/account-panel.js',
-  'src/web/platform/bridge.js',
-  'src/web/platform/flows.js',
   'src/web/platform/main.js',
-  'src/web/platform/notifications.js',
   'src/web/platform/operator/operator-money.js',
   'src/web/platform/operator/operator-panel.js',
-  'src/web/platform/listing-ui.js',
-  'src/web/platform/wallet/faucet-button.js',
-  'src/web/platform/payment/payment-dialog.js',
-  'src/web/platform/platform.js',
   'src/web/platform/portal/icon-field.js',
   'src/web/platform/portal/portal-activity.js',
   'src/web/platform/portal/portal-panel.js',
   'src/web/platform/portal/request-log.js',
-  'src/web/platform/wallet/wallet-panel.js',
-  'src/web/platform/widgets.js',
 ])
 
 const files = ROOTS.flatMap(function walk(dir) {
