@@ -35,18 +35,6 @@ const NOT_YET_CHECKED = new Set([
   'src/console/public/js/parts.js',
   'src/console/public/js/router.js',
   'src/console/public/js/shared.js',
-  'src/web/docs/plinth-docs.js',
-  'src/web/docs/plinth-try-it.js',
-  'src/web/platform/bridge.js',
-  'src/web/platform/flows.js',
-  'src/web/platform/notifications.js',
-  'src/web/platform/listing-ui.js',
-  'src/web/platform/wallet/faucet-button.js',
-  'src/web/platform/payment/payment-dialog.js',
-  'src/web/platform/platform.js',
-  'src/web/platform/wallet/wallet-panel.js',
-  'src/web/platform/widgets.js',
-  'src/web/sdk/pi-sdk-core.js',
 ])
 
 const files = ROOTS.flatMap(function walk(dir) {

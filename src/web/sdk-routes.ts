@@ -16,14 +16,15 @@ const asset = (body: string, type: string): Asset => ({
 })
 
 /**
- * The client SDK, in both modes: one source (`src/web/sdk/pi-sdk-core.js`) served as a
+ * The client SDK, in both modes: one source (`src/web/sdk/pi-sdk-checks.js` and `pi-sdk-core.js`) served as a
  * classic script that sets `window.Pi` and as an ES module that exports `Pi`, plus its types.
  * Each variant tells the SDK where it was loaded from: the sandbox page's origin by default.
  * Apps load it from their own origin, so it carries CORS and CORP headers.
  */
 export function sdkRoutes(app: FastifyInstance): void {
   const dir = `${webDir()}sdk/`
-  const core = readFileSync(`${dir}pi-sdk-core.js`, 'utf8')
+  // The SDK's checks, then the SDK (createPi): one scope in each wrapper.
+  const core = ['pi-sdk-checks.js', 'pi-sdk-core.js'].map((name) => readFileSync(`${dir}${name}`, 'utf8')).join('\n')
   const assets: Record<string, Asset> = {
     'pi-sdk.js': asset(
       `;(() => {\n'use strict'\n${core}\nwindow.Pi = createPi({ scriptUrl: document.currentScript?.src }).Pi\n})()\n`,

@@ -53,7 +53,10 @@ function sdk(): { Pi: PiLike; asked: string[] } {
       if (type === 'message') listeners.push(listener)
     },
   }
-  const core = readFileSync(new URL('../../src/web/sdk/pi-sdk-core.js', import.meta.url), 'utf8')
+  // As src/web/sdk-routes.ts serves it: the SDK's checks, then the SDK.
+  const core = ['pi-sdk-checks.js', 'pi-sdk-core.js']
+    .map((name) => readFileSync(new URL(`../../src/web/sdk/${name}`, import.meta.url), 'utf8'))
+    .join('\n')
   const createPi = new Function('window', `${core}\nreturn createPi`)(window) as (env: { scriptUrl: string }) => { Pi: PiLike }
   const { Pi } = createPi({ scriptUrl: `${HOST}/sdk/pi-sdk.js` })
   Pi.init({ version: '2.0', sandbox: true })

@@ -20,10 +20,17 @@ type Matches<Given extends string[], Route extends string[]> = Given extends [in
     ? true
     : false
 
-/** The route (a key of `paths`) a concrete URL names, or never. */
-export type RouteOf<P extends string> = {
-  [K in keyof paths & string]: Matches<Segments<WithoutQuery<P>>, Segments<K>> extends true ? K : never
-}[keyof paths & string]
+/**
+ * The route (a key of `paths`) a concrete URL names, or never. A URL that is a route as written
+ * names that route only, as the server's router prefers a static route (`/v2/client/payments/incomplete`
+ * over `/v2/client/payments/{payment_id}`).
+ */
+export type RouteOf<P extends string> =
+  WithoutQuery<P> extends keyof paths & string
+    ? WithoutQuery<P>
+    : {
+        [K in keyof paths & string]: Matches<Segments<WithoutQuery<P>>, Segments<K>> extends true ? K : never
+      }[keyof paths & string]
 
 type Operation<P extends string, M extends Method> =
   RouteOf<P> extends infer K extends keyof paths ? NonNullable<paths[K][Lowercase<M> & keyof paths[K]]> : never

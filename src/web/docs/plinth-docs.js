@@ -1,13 +1,15 @@
+// @ts-check
 // Plinth's additions to Swagger UI at /docs, loaded after Swagger UI's own scripts and before
 // the page's load event, when its initializer starts the UI: Plinth's header (logo, a link back
 // to the console, the error table, the ledger) and a handle on the UI for plinth-try-it.js.
 ;(() => {
+  /** @type {import('./docs-page').DocsConfig} */
   const config = window.plinthDocsConfig ?? { links: [] }
 
   // The initializer calls SwaggerUIBundle(config) on load; keep what it answers (window.plinthUi).
   const original = window.SwaggerUIBundle
   if (typeof original === 'function') {
-    window.SwaggerUIBundle = Object.assign((options) => {
+    window.SwaggerUIBundle = Object.assign((/** @type {unknown} */ options) => {
       const ui = original(options)
       window.plinthUi = ui
       document.dispatchEvent(new CustomEvent('plinth:ui'))
@@ -20,7 +22,8 @@
   const home = document.createElement('a')
   home.href = config.home ?? '/'
   const logo = document.createElement('img')
-  logo.src = config.logo
+  // As before typing: no logo in the config gives the src "undefined".
+  logo.src = String(config.logo)
   logo.alt = config.homeLabel ?? 'Plinth'
   home.append(logo)
   const nav = document.createElement('nav')

@@ -1,24 +1,43 @@
+// @ts-check
 // Sandbox mode only: fills Swagger UI's "Authorize" with a sandbox app's server API key (a new
 // one, minted for this) or a user's access token for that app, through the sandbox API the
 // console uses, with the console's admin token when one was entered there (same tab).
 ;(() => {
   const ADMIN_TOKEN_KEY = 'plinth.console.adminToken'
+  /** @type {import('../sdk/pi-sdk').Scope[]} */
   const SCOPES = ['username', 'payments', 'wallet_address', 'roles', 'in_app_notifications', 'platform', 'preferred_language']
 
+  /**
+   * One call to the sandbox API; answers what the route `path` names answers (routes.d.ts, from the OpenAPI document).
+   * @template {string} P
+   * @template {import('../api/routes').Method} M
+   * @param {M} method
+   * @param {P} path
+   * @param {import('../api/routes').Body<P, M>} [body]
+   * @returns {Promise<import('../api/routes').Answer<P, M>>}
+   */
   async function call(method, path, body) {
+    /** @type {Record<string, string>} */
     const headers = { accept: 'application/json', 'x-plinth-client': 'docs' }
     if (body !== undefined) headers['content-type'] = 'application/json'
     const adminToken = sessionStorage.getItem(ADMIN_TOKEN_KEY)
     if (adminToken) headers['x-admin-token'] = adminToken
     const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
+    /** @type {{ error?: unknown, error_message?: unknown } | null} */
     const data = await response.json().catch(() => null)
     if (!response.ok) {
       const reason = data && typeof data.error_message === 'string' ? data.error_message : `HTTP ${response.status}`
       throw new Error(data?.error === 'invalid_admin_token' ? `${reason} Enter the admin token in the console first.` : reason)
     }
-    return data
+    return /** @type {import('../api/routes').Answer<P, M>} */ (data)
   }
 
+  /**
+   * @template {keyof HTMLElementTagNameMap} K
+   * @param {K} tag
+   * @param {Record<string, string>} [props] properties of the element (id, type, className, htmlFor, value)
+   * @param {...(string | Node)} children
+   */
   const make = (tag, props = {}, ...children) => {
     const node = Object.assign(document.createElement(tag), props)
     node.append(...children)
@@ -43,6 +62,11 @@
   const header = document.querySelector('.plinth-header')
   document.body.insertBefore(panel, header ? header.nextSibling : document.getElementById('swagger-ui'))
 
+  /**
+   * @param {HTMLSelectElement} select
+   * @param {Array<{ id: string, name: string }>} items
+   * @param {(item: { id: string, name: string }) => string} label
+   */
   function fill(select, items, label) {
     select.replaceChildren(...items.map((item) => make('option', { value: item.id }, label(item))))
   }
@@ -62,11 +86,16 @@
       )
       status.textContent = appList.apps.length === 0 ? 'No apps yet: create one in the console.' : ''
     } catch (error) {
-      status.textContent = `Could not list the sandbox's apps and users: ${error.message}`
+      status.textContent = `Could not list the sandbox's apps and users: ${/** @type {Error} */ (error).message}`
     }
   }
 
   /** What Swagger UI's "Authorize" dialog would store: the padlocks close, Try it out sends it. */
+  /**
+   * @param {string} scheme
+   * @param {string} value
+   * @param {string} what
+   */
   function authorize(scheme, value, what) {
     const ui = window.plinthUi
     if (!ui || ui.preauthorizeApiKey(scheme, value) === null) {
@@ -82,7 +111,7 @@
       const created = await call('POST', `/sandbox/apps/${encodeURIComponent(apps.value)}/keys`)
       authorize('ServerApiKey', `Key ${created.api_key}`, `A new server API key of ${apps.selectedOptions[0]?.textContent}`)
     } catch (error) {
-      status.textContent = `No key: ${error.message}`
+      status.textContent = `No key: ${/** @type {Error} */ (error).message}`
     }
   })
 
@@ -95,7 +124,7 @@
       })
       authorize('AccessToken', auth.accessToken, `${users.selectedOptions[0]?.textContent}'s access token`)
     } catch (error) {
-      status.textContent = `No token: ${error.message}`
+      status.textContent = `No token: ${/** @type {Error} */ (error).message}`
     }
   })
 

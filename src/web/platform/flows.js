@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * What the sandbox page does for each SDK request: the consent dialog, the payment dialog,
  * the ad player, the share and open-URL dialogs. Each handler answers through the bridge's
@@ -10,6 +11,22 @@ import { toast } from '../../web/ui/toast.js'
 import { call } from './api.js'
 import { runPaymentDialog } from './payment/payment-dialog.js'
 
+/**
+ * @typedef {import('./platform.js').Scope} Scope
+ * @typedef {import('./platform.js').PlatformUser} PlatformUser
+ * @typedef {import('./bridge.js').Channel} Channel
+ * @typedef {{ token: string, user: unknown, scopes: Scope[] }} FrameAuth the token the app's current page load was given
+ * @typedef {import('./payment/payment-dialog.js').PaymentContext & {
+ *   app(): { app_id: string, name: string },
+ *   user(): PlatformUser,
+ *   frameAuth(): FrameAuth | undefined,
+ *   setFrameAuth(auth: FrameAuth): void,
+ *   refreshNotifications(): unknown,
+ *   setStatus(text: string): void,
+ * }} FlowContext what the flows need of the page: `app()` and `user()` are set while an app is open (its requests come only then)
+ */
+
+/** @type {Record<Scope, string>} */
 export const SCOPE_TEXT = {
   username: 'Your username',
   payments: 'Ask you for payments and show you ads',
@@ -19,6 +36,8 @@ export const SCOPE_TEXT = {
   platform: 'Information about your platform account',
   preferred_language: 'Your preferred language',
 }
+/** @typedef {'rewarded' | 'interstitial'} AdType */
+/** @type {string[]} */
 const AD_TYPES = ['rewarded', 'interstitial']
 
 /**
@@ -26,16 +45,27 @@ const AD_TYPES = ['rewarded', 'interstitial']
  * `setFrameAuth()` (the token the app's current page load was given), `tuning`
  * (`resendMs`, `pollMs`, `adMs`), `approvalWindowSeconds`, `stepUpAmount` (production), `balance()`, `refreshWallet()`,
  * `refreshNotifications()`, `setStatus(text)`.
+ * @param {FlowContext} ctx
  */
 export function createFlows(ctx) {
+  /** @param {Channel} reply */
   const busy = (reply) => {
     if (!isModalOpen()) return false
     reply.error('busy', 'The sandbox page is showing another dialog; try again once it is closed.')
     return true
   }
 
+  /**
+   * @param {{ app_id: string, name: string }} app
+   * @param {PlatformUser} user
+   * @param {Scope[]} scopes
+   * @param {Scope[]} missing
+   * @param {Channel} reply
+   * @returns {Promise<boolean | undefined>} undefined when the app's page went away
+   */
   const consent = (app, user, scopes, missing, reply) =>
     new Promise((resolve) => {
+      /** @param {boolean} allowed */
       const answer = (allowed) => {
         close()
         resolve(allowed)
@@ -75,23 +105,28 @@ export function createFlows(ctx) {
 
   // One authenticate at a time: a second request (an SDK without its own sharing, another scope
   // set) waits for the first's dialog instead of replacing it, and finds its scopes granted.
+  /** @type {Promise<unknown>} */
   let authenticating = Promise.resolve()
+  /** @type {import('./bridge.js').Handler} */
   function authenticate(params, reply) {
     const run = authenticating.then(() => authenticateOne(params, reply))
     authenticating = run.catch(() => {})
     return run
   }
 
+  /** @type {import('./bridge.js').Handler} */
   async function authenticateOne(params, reply) {
     if (!reply.active()) return
-    const scopes = params.scopes
-    if (!Array.isArray(scopes) || scopes.length > 16 || !scopes.every((s) => typeof s === 'string')) {
+    const asked = params.scopes
+    if (!Array.isArray(asked) || asked.length > 16 || !asked.every((s) => typeof s === 'string')) {
       return reply.error('invalid_arguments', 'scopes must be an array of scope names.')
     }
-    const unknown = scopes.filter((s) => !Object.hasOwn(SCOPE_TEXT, s))
+    const unknown = asked.filter((s) => !Object.hasOwn(SCOPE_TEXT, s))
     if (unknown.length > 0) {
       return reply.error('invalid_arguments', `Unknown scopes: ${unknown.join(', ')}. Known: ${Object.keys(SCOPE_TEXT).join(', ')}.`)
     }
+    // Each one is a key of SCOPE_TEXT (just checked).
+    const scopes = /** @type {Scope[]} */ (asked)
     if (busy(reply)) return
     const app = ctx.app()
     const user = ctx.user()
@@ -118,6 +153,7 @@ export function createFlows(ctx) {
     ctx.refreshNotifications()
   }
 
+  /** @type {import('./bridge.js').Handler} */
   async function createPayment(params, reply) {
     const auth = ctx.frameAuth()
     if (auth === undefined) return reply.error('not_authenticated', 'Call Pi.authenticate before Pi.createPayment.')
@@ -125,13 +161,20 @@ export function createFlows(ctx) {
     await runPaymentDialog(ctx, auth, params, reply)
   }
 
+  /**
+   * @param {string} type
+   * @param {Channel} reply
+   * @returns {Promise<'watched' | 'skipped' | undefined>} undefined when the app's page went away
+   */
   const adPlayer = (type, reply) =>
     new Promise((resolve) => {
       const duration = ctx.tuning.adMs
       const started = Date.now()
       const progress = h('progress', { max: String(Math.max(duration, 1)), value: '0' })
       const remaining = h('span', { class: 'muted' }, '')
+      /** @type {ReturnType<typeof setInterval> | undefined} */
       let timer
+      /** @param {'watched' | 'skipped'} action */
       const end = (action) => {
         clearInterval(timer)
         close()
@@ -167,8 +210,9 @@ export function createFlows(ctx) {
       })
     })
 
+  /** @type {import('./bridge.js').Handler} */
   async function showAd(params, reply) {
-    const type = params.type
+    const type = /** @type {AdType} */ (params.type)
     if (!AD_TYPES.includes(type)) return reply.error('invalid_arguments', 'The ad type must be "rewarded" or "interstitial".')
     const auth = ctx.frameAuth()
     if (auth === undefined) return reply.result({ type, result: 'USER_UNAUTHENTICATED' })
@@ -180,12 +224,16 @@ export function createFlows(ctx) {
       if (action === undefined) return
       reply.result(await call(`/v2/client/ads/${type}/show`, { method: 'POST', token: auth.token, body: { user_action: action } }))
     } catch (error) {
-      reply.result({ type, result: error.status === 401 ? 'USER_UNAUTHENTICATED' : 'AD_NETWORK_ERROR' })
+      reply.result({
+        type,
+        result: /** @type {import('./api.js').ApiError} */ (error).status === 401 ? 'USER_UNAUTHENTICATED' : 'AD_NETWORK_ERROR',
+      })
     }
   }
 
+  /** @type {import('./bridge.js').Handler} */
   async function isAdReady(params, reply) {
-    const type = params.type
+    const type = /** @type {AdType} */ (params.type)
     if (!AD_TYPES.includes(type)) return reply.error('invalid_arguments', 'The ad type must be "rewarded" or "interstitial".')
     const auth = ctx.frameAuth()
     if (auth === undefined) return reply.result({ type, ready: false })
@@ -193,6 +241,7 @@ export function createFlows(ctx) {
     reply.result({ type, ready })
   }
 
+  /** @type {import('./bridge.js').Handler} */
   function openShareDialog(params, reply) {
     const { title, message } = params
     if (typeof title !== 'string' || typeof message !== 'string')
@@ -228,10 +277,12 @@ export function createFlows(ctx) {
     reply.result(null)
   }
 
+  /** @type {import('./bridge.js').Handler} */
   function openUrl(params, reply) {
+    /** @type {URL | undefined} */
     let url
     try {
-      url = new URL(params.url)
+      url = new URL(/** @type {string} */ (params.url))
     } catch {
       url = undefined
     }
@@ -239,6 +290,8 @@ export function createFlows(ctx) {
       return reply.error('invalid_arguments', 'The URL must be an http or https URL.')
     }
     if (busy(reply)) return
+    const href = url.href
+    /** @param {boolean} opened */
     const answer = (opened) => {
       close()
       if (opened) reply.result(null)
@@ -250,16 +303,12 @@ export function createFlows(ctx) {
       onDismiss: () => answer(false),
       render: () => [
         h('p', {}, `${ctx.app().name} wants to open a page outside the sandbox:`),
-        h('p', { class: 'mono' }, url.href),
+        h('p', { class: 'mono' }, href),
         h(
           'div',
           { class: 'actions' },
           h('button', { type: 'button', onclick: () => answer(false) }, 'Cancel'),
-          h(
-            'a',
-            { class: 'button primary', href: url.href, target: '_blank', rel: 'noopener noreferrer', onclick: () => answer(true) },
-            'Open',
-          ),
+          h('a', { class: 'button primary', href, target: '_blank', rel: 'noopener noreferrer', onclick: () => answer(true) }, 'Open'),
         ),
       ],
     })

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * Mainnet listing on the platform page (docs/portal.md, "Listing"): the operator console's queue
  * (approve, reject with a reason) and the portal's line saying where an app's review stands, with
@@ -10,7 +11,15 @@ import { askReason, confirmAct } from './widgets.js'
 
 const enc = encodeURIComponent
 
-/** The console's Listings section: `ctx` is the console's money context (`attempt`, `section`). */
+/**
+ * @typedef {import('../api/routes').Answer<'/operator/listings'>['apps'][number]} WaitingApp
+ * @typedef {import('./types').PortalApp} PortalApp
+ */
+
+/**
+ * The console's Listings section: `ctx` is the console's money context (`attempt`, `section`).
+ * @param {{ attempt: import('./types').Attempt, section(id: string, title: string, ...children: import('../ui/types').Child[]): HTMLElement }} ctx
+ */
 export function listingQueueSection(ctx) {
   const list = h('ul', { class: 'rows', 'aria-label': 'Apps waiting for listing' })
   const load = async () => {
@@ -22,7 +31,12 @@ export function listingQueueSection(ctx) {
         : done.value.apps.map((app) => row(app))),
     )
   }
+  /**
+   * @param {WaitingApp} app
+   * @param {'approve' | 'reject'} decision
+   */
   const decide = async (app, decision) => {
+    /** @type {{ reason: string } | undefined} */
     let body
     if (decision === 'reject') {
       const reason = await askReason({
@@ -47,6 +61,7 @@ export function listingQueueSection(ctx) {
     toast(`${app.name}: ${decision === 'approve' ? 'listed' : 'rejected'}.`)
     await load()
   }
+  /** @param {WaitingApp} app */
   const row = (app) =>
     h(
       'li',
@@ -78,6 +93,7 @@ export function listingQueueSection(ctx) {
   }
 }
 
+/** @type {Record<string, [tone: string, text: string]>} */
 const STATES = {
   pending: [
     '',
@@ -87,7 +103,11 @@ const STATES = {
   rejected: ['bad', 'Mainnet listing: rejected'],
 }
 
-/** The portal's line for an app's listing (nothing on Testnet); the owner asks again after a rejection, then `reload()`. */
+/**
+ * The portal's line for an app's listing (nothing on Testnet); the owner asks again after a rejection, then `reload()`.
+ * @param {PortalApp} app
+ * @param {() => Promise<unknown>} reload
+ */
 export function listingLine(app, reload) {
   if (app.listing === null || app.listing === undefined) return ''
   const [tone, text] = STATES[app.listing.state] ?? ['', app.listing.state]
@@ -97,7 +117,7 @@ export function listingLine(app, reload) {
       toast('Review asked for again.')
       await reload()
     } catch (failure) {
-      toast(failure.message)
+      toast(/** @type {Error} */ (failure).message)
     }
   }
   return h(

@@ -37,7 +37,7 @@ const enc = encodeURIComponent
 
 /**
  * @type {{ platform: import('./types').PlatformInfo, user: PageUser | undefined, app: OpenedApp | undefined,
- *   frameUrl: string | undefined, frameAuth: unknown, connected?: boolean, tokens: Map<string, Promise<string>> }}
+ *   frameUrl: string | undefined, frameAuth: import('./flows.js').FrameAuth | undefined, connected?: boolean, tokens: Map<string, Promise<string>> }}
  */
 const state = {
   platform: { mode: 'sandbox', approval_window_seconds: 60, admin_token_required: false },
@@ -334,7 +334,9 @@ function watchConnection() {
 function tokenFor(appId, { background = false } = {}) {
   const cached = state.tokens.get(appId)
   if (cached !== undefined) return cached
-  const minted = api.authenticate(appId, state.user, ['in_app_notifications'], 3600, { background }).then((auth) => auth.accessToken)
+  // The notification centre asks only while someone is signed in.
+  const user = /** @type {PageUser} */ (state.user)
+  const minted = api.authenticate(appId, user, ['in_app_notifications'], 3600, { background }).then((auth) => auth.accessToken)
   state.tokens.set(appId, minted)
   minted.catch(() => state.tokens.delete(appId))
   setTimeout(() => state.tokens.delete(appId), 3000 * 1000)
@@ -387,10 +389,11 @@ const { showPicker } = createPicker({ production, showView, markTab, setUrl, fai
 
 const flows = createFlows({
   platform: () => api,
-  app: () => state.app,
-  user: () => state.user,
+  // The flows run only for an open app's requests, so an app and a user are set whenever they ask.
+  app: () => /** @type {OpenedApp} */ (state.app),
+  user: () => /** @type {PageUser} */ (state.user),
   frameAuth: () => state.frameAuth,
-  setFrameAuth: (/** @type {unknown} */ auth) => {
+  setFrameAuth: (auth) => {
     state.frameAuth = auth
   },
   tuning,

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The notification centre: every app the user signed in to, unseen count, seen, dismiss, and the per-app switch.
  */
@@ -10,16 +11,34 @@ import { call } from './api.js'
 const enc = encodeURIComponent
 
 /**
+ * @typedef {import('./platform.js').PlatformUser} PlatformUser
+ * @typedef {import('./platform.js').Quiet} Quiet
+ * @typedef {Awaited<ReturnType<import('./platform.js').Platform['userApps']>>[number]} UserApp
+ * @typedef {import('../api/routes').Answer<'/v2/client/notifications?limit=20'>} NotificationList
+ * @typedef {{ app: UserApp, token: string, enabled: boolean, list: NotificationList }} Section
+ */
+
+/**
  * `ctx`: `user()`, `userApps(user)` (the apps the user signed in to), `drawer`, `tokenFor(appId)`
  * (a token of the platform's own for that app), `openApp(appId, subroute)`.
+ * @param {{
+ *   user(): PlatformUser | undefined,
+ *   userApps(user: PlatformUser, quiet: Quiet): Promise<UserApp[]>,
+ *   drawer: ReturnType<typeof import('./drawer.js').createDrawer>,
+ *   tokenFor(appId: string, quiet: Quiet): Promise<string>,
+ *   openApp(appId: string, subroute: string): void,
+ * }} ctx
  */
 export function createNotificationCentre(ctx) {
   const bell = byId('bell')
   const badge = byId('badge')
+  /** @type {Section[]} */
   let sections = []
   let loaded = false
+  /** @type {Promise<void> | undefined} */
   let loading
 
+  /** @param {boolean} background */
   const load = async (background) => {
     const user = ctx.user()
     if (user === undefined) return []
@@ -55,16 +74,24 @@ export function createNotificationCentre(ctx) {
     return loading
   }
 
+  /**
+   * @param {Promise<unknown>} promise
+   * @param {string} [message]
+   */
   const act = async (promise, message) => {
     try {
       await promise
       if (message) toast(message)
     } catch (error) {
-      toast(error.message)
+      toast(/** @type {Error} */ (error).message)
     }
     await refresh()
   }
 
+  /**
+   * @param {Section} section
+   * @param {NotificationList['notifications'][number]} n
+   */
   const item = (section, n) => {
     const unseen = n.seen_at === null
     const path = `/v2/client/notifications/${enc(n.id)}`
@@ -108,10 +135,10 @@ export function createNotificationCentre(ctx) {
           role: 'switch',
           'aria-label': `Notifications from ${section.app.name}`,
           checked: section.enabled,
-          onchange: (event) =>
+          onchange: () =>
             act(
-              call('/v2/client/notifications/settings', { method: 'PUT', token: section.token, body: { enabled: event.target.checked } }),
-              `${section.app.name}: notifications ${event.target.checked ? 'on' : 'off'}`,
+              call('/v2/client/notifications/settings', { method: 'PUT', token: section.token, body: { enabled: toggle.checked } }),
+              `${section.app.name}: notifications ${toggle.checked ? 'on' : 'off'}`,
             ),
         })
         return h(

@@ -65,9 +65,10 @@ export interface ProblemLine {
   set(error: unknown): void
 }
 
-/** The result of a panel's call (widgets.js, attempter). */
-export type Attempted<T> = { ok: true; value: T } | { ok: false; error: unknown }
-export type Attempt = <T>(work: () => Promise<T>, line?: unknown) => Promise<Attempted<T>>
+/** The result of a panel's call (widgets.js, attempter): no error when the session was over (the page went back to sign-in). */
+export type Attempted<T> = { ok: true; value: T } | { ok: false; error?: unknown }
+/** Runs a panel's call, its error said in `line` (the panel's alert line by default). */
+export type Attempt = <T>(work: () => Promise<T>, line?: { set(error: unknown): void }) => Promise<Attempted<T>>
 
 /** An app as the portal shows it. */
 export type PortalApp = Answer<`/portal/apps/${string}`, 'GET'>

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * Pieces the portal and the operator's console share: the "shown once" box for secrets, the
  * dialogs that ask for a reason or a confirmation, a fact list, the panels' alert line and their
@@ -9,11 +10,22 @@ import { h } from '../../web/ui/dom.js'
 import { formatLocalTime } from '../../web/ui/format.js'
 import { toast } from '../../web/ui/toast.js'
 
+/**
+ * @typedef {import('./api.js').ApiError} ApiError
+ * @typedef {import('../ui/types').Child} Child
+ * @typedef {{ element: HTMLElement, set(error: unknown): void }} AlertLine
+ */
+
 let ids = 0
 /** An id no other element of the page has, for a label's `for`. */
-export const uniqueId = (prefix) => `${prefix}-${++ids}`
+export const uniqueId = (/** @type {string} */ prefix) => `${prefix}-${++ids}`
 
 /** A Copy button for `value`; when the browser refuses the clipboard, `field` is selected for the person to copy. */
+/**
+ * @param {string} value
+ * @param {string} label
+ * @param {HTMLInputElement} [field]
+ */
 export function copyButton(value, label, field) {
   return h(
     'button',
@@ -34,6 +46,11 @@ export function copyButton(value, label, field) {
 }
 
 /** A read-only text field with its label and a Copy button: `testid` names the field for tests. */
+/**
+ * @param {string} label
+ * @param {string} value
+ * @param {string} testid
+ */
 export function secretField(label, value, testid) {
   const id = uniqueId('secret')
   const field = h('input', { id, class: 'mono', readonly: true, value, spellcheck: 'false', 'data-testid': testid })
@@ -48,6 +65,7 @@ export function secretField(label, value, testid) {
 /**
  * The box of secrets the platform answers once (a new app's key and wallet seed, a new key, a
  * reset link): marked so, with each one in a field to copy, until `onDone`.
+ * @param {{ title: string, note: string, entries: Array<{ label: string, value: string, testid: string }>, onDone: () => void }} box
  */
 export function onceBox({ title, note, entries, onDone }) {
   return h(
@@ -63,6 +81,7 @@ export function onceBox({ title, note, entries, onDone }) {
 /**
  * Asks why, in a dialog with a required text field (kept in the audit log). Resolves to the
  * reason, or undefined when the person cancels.
+ * @param {{ title: string, action: string, text?: string }} options
  */
 export function askReason({ title, action, text }) {
   return askText({
@@ -79,6 +98,8 @@ export function askReason({ title, action, text }) {
  * Asks for a short text (a name, a reason) in a dialog, `value` filled in and selected, `text` an
  * explanation above the field. Resolves to the trimmed text, or undefined when the person cancels;
  * an empty one is refused in the dialog's alert line (`empty`).
+ * @param {{ title: string, label: string, value?: string, maxlength?: number, action: string, text?: string, empty?: string }} options
+ * @returns {Promise<string | undefined>}
  */
 export function askText({
   title,
@@ -93,6 +114,7 @@ export function askText({
     const id = uniqueId('text')
     const input = h('input', { id, required: true, maxlength: String(maxlength), autocomplete: 'off', value })
     const problem = h('p', { class: 'error', role: 'alert', hidden: true })
+    /** @param {string | undefined} result */
     const answer = (result) => {
       close()
       resolve(result)
@@ -107,7 +129,7 @@ export function askText({
             class: 'stack',
             // The page says what is missing itself, in the dialog's alert line.
             novalidate: true,
-            onsubmit: (event) => {
+            onsubmit: (/** @type {SubmitEvent} */ event) => {
               event.preventDefault()
               const given = input.value.trim()
               if (given === '') {
@@ -136,9 +158,14 @@ export function askText({
   })
 }
 
-/** Asks to confirm an act; resolves true or false. */
+/**
+ * Asks to confirm an act; resolves true or false.
+ * @param {{ title: string, text: string, action: string }} options
+ * @returns {Promise<boolean>}
+ */
 export function confirmAct({ title, text, action }) {
   return new Promise((resolve) => {
+    /** @param {boolean} value */
     const answer = (value) => {
       close()
       resolve(value)
@@ -159,7 +186,11 @@ export function confirmAct({ title, text, action }) {
   })
 }
 
-/** A definition list: `[[term, value], …]`; a value may be a node; empty ones are left out. */
+/**
+ * A definition list: `[[term, value], …]`; a value may be a node; empty ones are left out.
+ * @param {Array<[string, Child]>} entries
+ * @param {string} [label]
+ */
 export function facts(entries, label) {
   return h(
     'dl',
@@ -170,7 +201,11 @@ export function facts(entries, label) {
   )
 }
 
-/** A panel's alert line: `set(error)` shows an error's message (or hides the line with undefined). */
+/**
+ * A panel's alert line: `set(error)` shows an error's message (or hides the line with undefined).
+ * @param {string} testid
+ * @returns {AlertLine}
+ */
 export function alertLine(testid) {
   const element = h('p', { class: 'error', role: 'alert', 'data-testid': testid, hidden: true })
   return {
@@ -186,6 +221,9 @@ export function alertLine(testid) {
  * A panel's way of running a call: `attempt(work, line = panelLine)` answers `{ok: true, value}`,
  * or `{ok: false, error}` with the error's message in `line`; when the session is over it calls
  * `signedOut()` (back to sign-in) instead.
+ * @param {AlertLine} panelLine
+ * @param {() => void} signedOut
+ * @returns {import('./types').Attempt}
  */
 export function attempter(panelLine, signedOut) {
   return async (work, line = panelLine) => {
@@ -193,7 +231,8 @@ export function attempter(panelLine, signedOut) {
     try {
       return { ok: true, value: await work() }
     } catch (failure) {
-      if (failure.code === 'session_required') {
+      // What account() throws: an ApiError, its code the platform's.
+      if (/** @type {ApiError} */ (failure).code === 'session_required') {
         signedOut()
         return { ok: false }
       }
@@ -206,6 +245,8 @@ export function attempter(panelLine, signedOut) {
 /**
  * A Details button that shows below its row (in `slot`) what `load()` answers (a node, or
  * undefined when the call failed), and hides it on the next click.
+ * @param {string} label
+ * @param {() => Promise<Node | undefined>} load
  */
 export function detailsToggle(label, load) {
   const slot = h('div', { class: 'row-details', hidden: true })
@@ -225,12 +266,17 @@ export function detailsToggle(label, load) {
 /**
  * Sub-tabs: a row of buttons (`nav`, named `label`) that shows one of `panels` at a time, each
  * `{id, label, element, shown?}`; `open(id)` shows one and runs its `shown()`.
+ * @param {string} label
+ * @param {Array<{ id: string, label: string, element: HTMLElement, shown?: () => unknown }>} panels
+ * @param {(id: string) => void} [onOpen]
  */
 export function subTabs(label, panels, onOpen) {
   const buttons = new Map(
     panels.map((panel) => [panel.id, h('button', { type: 'button', class: 'subtab', onclick: () => open(panel.id) }, panel.label)]),
   )
+  /** @type {string | undefined} */
   let current
+  /** @param {string} id */
   const open = (id) => {
     current = id
     for (const panel of panels) {
@@ -245,15 +291,20 @@ export function subTabs(label, panels, onOpen) {
 }
 
 /** A time, or a dash for none. */
-export const when = (iso) => (iso === null || iso === undefined ? '—' : formatLocalTime(iso))
+export const when = (/** @type {string | null | undefined} */ iso) => (iso === null || iso === undefined ? '—' : formatLocalTime(iso))
 
 /** Whether a string is an icon the page shows: a data: URL of a PNG, JPEG or WebP (what the platform accepts). */
-export const isIcon = (value) => typeof value === 'string' && /^data:image\/(png|jpeg|webp);base64,[A-Za-z0-9+/]+={0,2}$/.test(value)
+export const isIcon = (/** @type {unknown} */ value) =>
+  typeof value === 'string' && /^data:image\/(png|jpeg|webp);base64,[A-Za-z0-9+/]+={0,2}$/.test(value)
 
-/** A query string of the filters that have a value: `{q: 'x', state: ''}` → `?q=x`. */
+/**
+ * A query string of the filters that have a value: `{q: 'x', state: ''}` → `?q=x`.
+ * @param {Record<string, string | number | null | undefined>} filters
+ */
 export function query(filters) {
   const params = new URLSearchParams()
-  for (const [name, value] of Object.entries(filters)) if (value !== undefined && value !== null && value !== '') params.set(name, value)
+  for (const [name, value] of Object.entries(filters))
+    if (value !== undefined && value !== null && value !== '') params.set(name, String(value))
   const text = params.toString()
   return text === '' ? '' : `?${text}`
 }

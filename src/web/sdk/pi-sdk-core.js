@@ -1,14 +1,40 @@
+// @ts-check
 /**
  * Plinth's client SDK: the interface of the live platform's browser SDK (`window.Pi`), for
  * apps opened in Plinth's sandbox browser (`/sandbox/`). It runs in the app's iframe and
  * talks to the sandbox page, its parent, only through `postMessage`, checking both the
  * sending window and its origin; docs/sandbox-browser.md describes the protocol.
  *
- * This file is served wrapped, never on its own (src/web/sdk-routes.ts): `/sdk/pi-sdk.js`
+ * This file is served wrapped, never on its own (src/web/sdk-routes.ts), after pi-sdk-checks.js: `/sdk/pi-sdk.js`
  * (a classic script that sets `window.Pi`) and `/sdk/pi-sdk.mjs` (an ES module exporting `Pi`).
- * Its types are `pi-sdk.d.ts` beside it.
+ * Its types are `pi-sdk.d.ts` beside it: the interface as the live platform documents it.
  */
 
+/**
+ * @typedef {import('./pi-sdk').PiSdk} PiSdk
+ * @typedef {import('./pi-sdk').InitConfig} InitConfig
+ * @typedef {import('./pi-sdk').Scope} Scope
+ * @typedef {import('./pi-sdk').AuthUser} AuthUser
+ * @typedef {import('./pi-sdk').AuthResult} AuthResult
+ * @typedef {import('./pi-sdk').PaymentDTO} PaymentDTO
+ * @typedef {import('./pi-sdk').PaymentData} PaymentData
+ * @typedef {import('./pi-sdk').PaymentCallbacks} PaymentCallbacks
+ * @typedef {import('./pi-sdk').AdType} AdType
+ * @typedef {import('./pi-sdk').ShowAdResponse} ShowAdResponse
+ * @typedef {import('./pi-sdk').IsAdReadyResponse} IsAdReadyResponse
+ * @typedef {import('./pi-sdk').RequestAdResponse} RequestAdResponse
+ * @typedef {import('./pi-sdk').NativeFeature} NativeFeature
+ * @typedef {import('./pi-sdk').HostAppInfo} HostAppInfo
+ * @typedef {Record<string, unknown>} Message a message of the protocol, once checked to be an object
+ * @typedef {{ accessToken: string, user: AuthUser, incompletePayment: PaymentDTO | null }} AuthAnswer what the sandbox page answers to authenticate
+ * @typedef {{ resolve: (value: unknown) => void, reject: (error: unknown) => void, onEvent?: (name: string, args: unknown[]) => void, keepOpen: boolean }} Pending
+ * @typedef {{ onEvent?: (name: string, args: unknown[]) => void, keepOpen?: boolean }} Handlers
+ */
+
+/**
+ * Creates the SDK; `env.scriptUrl` is where it was loaded from (the sandbox page's origin by default).
+ * @param {{ scriptUrl: string | undefined }} env
+ */
 // biome-ignore lint/correctness/noUnusedVariables: the served pi-sdk.js and pi-sdk.mjs call it (src/web/sdk-routes.ts)
 function createPi(env) {
   const PROTOCOL = 'plinth-pi-sdk/1'
@@ -17,57 +43,58 @@ function createPi(env) {
   const AD_TYPES = ['rewarded', 'interstitial']
   const HELLO_TIMEOUT_MS = 3000
 
-  class PiSdkError extends Error {
-    constructor(code, message, details) {
-      super(message)
-      this.name = 'PiSdkError'
-      this.code = code
-      if (details !== undefined) this.details = details
-    }
-  }
-
-  const isObject = (value) => typeof value === 'object' && value !== null && !Array.isArray(value)
-  const httpOrigin = (url) => {
-    try {
-      const parsed = new URL(url)
-      return parsed.protocol === 'http:' || parsed.protocol === 'https:' ? parsed.origin : undefined
-    } catch {
-      return undefined
-    }
-  }
-  const randomHex = (bytes) => Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, '0')).join('')
+  const { PiSdkError, isObject, httpOrigin, randomHex, describe } = createPiChecks()
 
   // One id per page load: the sandbox page drops what belongs to an earlier load of the app.
   const session = randomHex(16)
+  /** @type {Map<number, Pending>} */
   const pending = new Map()
   let nextId = 1
-  let settings // { version, sandbox, hostOrigin } once init ran
-  let authenticated // { user, scopes } once authenticate resolved
+  /** Once init ran. @type {{ version: string, sandbox: boolean, hostOrigin: string } | undefined} */
+  let settings
+  /** Once authenticate resolved. @type {{ user: AuthUser, scopes: string[] } | undefined} */
+  let authenticated
+  /** @type {unknown} */
   let onIncompletePaymentFound
-  let connection // Promise of the host's welcome
-  let welcomed // resolves connection
-  // The authenticate request in flight, shared by calls in the same tick (React's StrictMode): { key, result, notified }
+  /** The host's welcome. @type {Promise<Message> | undefined} */
+  let connection
+  /** Resolves connection. @type {((welcome: Message) => void) | undefined} */
+  let welcomed
+  /** The authenticate request in flight, shared by calls in the same tick (React's StrictMode). @type {{ key: string, result: Promise<AuthAnswer>, notified: Set<unknown> } | undefined} */
   let authInFlight
 
-  /** Calls an app callback; a callback that throws or rejects is reported, never breaks the SDK. */
+  /**
+   * Calls an app callback; a callback that throws or rejects is reported, never breaks the SDK.
+   * @param {string} name
+   * @param {unknown} callback what the app gave (anything)
+   * @param {...unknown} args
+   */
   const invoke = (name, callback, ...args) => {
     if (typeof callback !== 'function') return
     try {
-      const result = callback(...args)
-      if (result && typeof result.catch === 'function') result.catch((error) => console.error(`Pi: ${name} rejected`, error))
+      const result = /** @type {(...args: unknown[]) => unknown} */ (callback)(...args)
+      // A promise, or anything with a catch method (a thenable of the app's).
+      const thenable = /** @type {{ catch?: unknown } | null | undefined} */ (result)
+      if (thenable && typeof thenable.catch === 'function')
+        /** @type {Promise<unknown>} */ (thenable).catch((error) => console.error(`Pi: ${name} rejected`, error))
     } catch (error) {
       console.error(`Pi: ${name} threw`, error)
     }
   }
 
+  /** @param {string} method */
   const requireInit = (method) => {
     if (settings === undefined) {
       throw new PiSdkError('not_initialized', `Pi.${method}: call Pi.init({ version: "2.0" }) first.`)
     }
   }
 
+  /**
+   * @param {string} method
+   * @param {unknown} type what the app passed
+   */
   const checkAdType = (method, type) => {
-    if (!AD_TYPES.includes(type)) {
+    if (!AD_TYPES.includes(/** @type {string} */ (type))) {
       throw new PiSdkError(
         'invalid_arguments',
         `Pi.Ads.${method}: the ad type must be "rewarded" or "interstitial", got ${describe(type)}.`,
@@ -75,24 +102,22 @@ function createPi(env) {
     }
   }
 
-  const describe = (value) => {
-    if (typeof value === 'string') return JSON.stringify(value.slice(0, 40))
-    if (Array.isArray(value)) return 'an array'
-    if (typeof value === 'number' || typeof value === 'boolean') return `${typeof value} ${String(value)}`
-    return value === null ? 'null' : typeof value
-  }
-
   /** The sandbox page's origin: init's, or before init (getPiHostAppInfo) the origin the SDK was loaded from. */
   const currentHostOrigin = () => (settings === undefined ? httpOrigin(env.scriptUrl) : settings.hostOrigin)
 
+  /**
+   * Posts to the sandbox page; only after connect() found its origin (hence the string).
+   * @param {Message} message
+   */
   const post = (message) => {
-    window.parent.postMessage({ protocol: PROTOCOL, session, ...message }, currentHostOrigin())
+    window.parent.postMessage({ protocol: PROTOCOL, session, ...message }, /** @type {string} */ (currentHostOrigin()))
   }
 
   window.addEventListener('message', (event) => {
     // Only the parent window, from the sandbox page's origin, speaks for the platform.
     const origin = currentHostOrigin()
     if (origin === undefined || event.source !== window.parent || event.origin !== origin) return
+    /** @type {unknown} */
     const message = event.data
     if (!isObject(message) || message.protocol !== PROTOCOL || message.session !== session) return
     if (message.type === 'welcome') {
@@ -103,21 +128,22 @@ function createPi(env) {
     const entry = typeof message.id === 'number' ? pending.get(message.id) : undefined
     if (entry === undefined) return
     if (message.type === 'result') {
-      if (!entry.keepOpen) pending.delete(message.id)
+      if (!entry.keepOpen) pending.delete(/** @type {number} */ (message.id))
       entry.resolve(message.result)
     } else if (message.type === 'error') {
-      pending.delete(message.id)
+      pending.delete(/** @type {number} */ (message.id))
       const error = isObject(message.error) ? message.error : {}
       const details = isObject(error.payment) ? { payment: error.payment } : undefined
       entry.reject(new PiSdkError(String(error.code ?? 'unknown_error'), String(error.message ?? 'The sandbox page refused.'), details))
     } else if (message.type === 'event' && typeof message.name === 'string') {
-      if (message.final === true) pending.delete(message.id)
+      if (message.final === true) pending.delete(/** @type {number} */ (message.id))
       entry.onEvent?.(message.name, Array.isArray(message.args) ? message.args : [])
     }
   })
 
   // The sandbox page's dialogs take the focus from the app's frame and give it back on close; Chrome
   // then lands on the app's <body>. The element that had it when the app asked (its Buy button) gets it back.
+  /** @type {Element | undefined} */
   let focusAtRequest
   if (window.parent !== window) {
     window.addEventListener('focus', () => {
@@ -128,7 +154,10 @@ function createPi(env) {
     })
   }
 
-  /** Says hello to the sandbox page once; every request waits for its welcome. */
+  /**
+   * Says hello to the sandbox page once; every request waits for its welcome.
+   * @returns {Promise<Message>}
+   */
   const connect = () => {
     if (connection !== undefined) return connection
     const origin = currentHostOrigin()
@@ -163,18 +192,32 @@ function createPi(env) {
     return connection
   }
 
-  /** One request to the sandbox page; `keepOpen` requests also receive events until a final one. */
+  /**
+   * One request to the sandbox page; `keepOpen` requests also receive events until a final one.
+   * What it resolves with is the sandbox page's answer to `method` (docs/sandbox-browser.md), typed by the caller.
+   * @template [T=unknown]
+   * @param {string} method
+   * @param {Message} params
+   * @param {Handlers} [handlers]
+   * @returns {Promise<T>}
+   */
   const request = async (method, params, handlers = {}) => {
     await connect()
     const active = globalThis.document?.activeElement
     if (active && active !== document.body) focusAtRequest = active
     const id = nextId++
     return new Promise((resolve, reject) => {
-      pending.set(id, { resolve, reject, onEvent: handlers.onEvent, keepOpen: handlers.keepOpen === true })
+      pending.set(id, {
+        resolve: /** @type {(value: unknown) => void} */ (resolve),
+        reject,
+        onEvent: handlers.onEvent,
+        keepOpen: handlers.keepOpen === true,
+      })
       post({ type: 'request', id, method, params })
     })
   }
 
+  /** @param {InitConfig} config */
   function init(config) {
     if (!isObject(config)) throw new PiSdkError('invalid_arguments', 'Pi.init: pass an object, { version: "2.0", sandbox: true }.')
     if (typeof config.version !== 'string') {
@@ -202,6 +245,11 @@ function createPi(env) {
     connect().catch(() => {})
   }
 
+  /**
+   * @param {Scope[]} scopes
+   * @param {(payment: PaymentDTO) => unknown} [onIncomplete]
+   * @returns {Promise<AuthResult>}
+   */
   async function authenticate(scopes, onIncomplete) {
     requireInit('authenticate')
     if (
@@ -224,7 +272,11 @@ function createPi(env) {
     let flight = authInFlight
     if (flight === undefined || flight.key !== key) {
       const before = flight === undefined ? Promise.resolve() : flight.result.catch(() => {})
-      const current = { key, result: before.then(() => request('authenticate', { scopes: unique })), notified: new Set() }
+      const current = {
+        key,
+        result: before.then(() => /** @type {Promise<AuthAnswer>} */ (request('authenticate', { scopes: unique }))),
+        notified: new Set(),
+      }
       const done = () => {
         if (authInFlight === current) authInFlight = undefined
       }
@@ -243,8 +295,14 @@ function createPi(env) {
     return { accessToken: result.accessToken, user: result.user }
   }
 
+  /** @type {Array<keyof PaymentCallbacks>} */
   const CALLBACKS = ['onReadyForServerApproval', 'onReadyForServerCompletion', 'onCancel', 'onError']
 
+  /**
+   * @param {PaymentData} paymentData
+   * @param {PaymentCallbacks} callbacks
+   * @returns {Promise<PaymentDTO>}
+   */
   function createPayment(paymentData, callbacks) {
     requireInit('createPayment')
     if (authenticated === undefined) {
@@ -276,6 +334,10 @@ function createPi(env) {
     const missing = CALLBACKS.filter((name) => typeof callbacks[name] !== 'function')
     if (missing.length > 0) throw new PiSdkError('invalid_arguments', `Pi.createPayment: missing callbacks: ${missing.join(', ')}.`)
 
+    /**
+     * @param {string} name
+     * @param {unknown[]} args
+     */
     const onEvent = (name, args) => {
       if (name === 'readyForServerApproval') invoke('onReadyForServerApproval', callbacks.onReadyForServerApproval, args[0])
       else if (name === 'readyForServerCompletion')
@@ -294,8 +356,10 @@ function createPi(env) {
         invoke('onError', callbacks.onError, sdkError, payment)
       }
     }
+    /** @type {Promise<PaymentDTO>} */
     const created = request('createPayment', { amount, memo, metadata: metadata ?? {} }, { onEvent, keepOpen: true })
-    created.catch((error) => {
+    // A PiSdkError, or what postMessage threw (metadata it cannot clone): code and details are read only if there.
+    created.catch((/** @type {{ code?: unknown, details?: { payment?: unknown } }} */ error) => {
       const payment = error.details?.payment
       // The live platform hands a paid but uncompleted payment that blocks this one to onIncompletePaymentFound.
       if (error.code === 'ongoing_payment_found' && payment) invoke('onIncompletePaymentFound', onIncompletePaymentFound, payment)
@@ -306,8 +370,12 @@ function createPi(env) {
 
   // The platform's ad routes need this scope of the access token (src/ads/ad-rules.ts, ADS_SCOPE).
   const ADS_SCOPE = 'payments'
-  function requireAdsScope(name) {
-    if (!authenticated.scopes.includes(ADS_SCOPE)) {
+  /**
+   * @param {string} name
+   * @param {{ scopes: string[] }} signedIn what authenticate resolved
+   */
+  function requireAdsScope(name, signedIn) {
+    if (!signedIn.scopes.includes(ADS_SCOPE)) {
       throw new PiSdkError(
         'missing_scope',
         `Pi.Ads.${name}: ads need the "${ADS_SCOPE}" scope; include it in Pi.authenticate (["username", "${ADS_SCOPE}"] is the minimum).`,
@@ -315,49 +383,70 @@ function createPi(env) {
     }
   }
 
+  /**
+   * @param {AdType} type
+   * @returns {Promise<ShowAdResponse>}
+   */
   async function showAd(type) {
     requireInit('Ads.showAd')
     checkAdType('showAd', type)
     if (authenticated === undefined) return { type, result: 'USER_UNAUTHENTICATED' }
-    requireAdsScope('showAd')
+    requireAdsScope('showAd', authenticated)
     return request('showAd', { type })
   }
 
+  /**
+   * @param {AdType} type
+   * @returns {Promise<IsAdReadyResponse>}
+   */
   async function isAdReady(type) {
     requireInit('Ads.isAdReady')
     checkAdType('isAdReady', type)
     if (authenticated === undefined) return { type, ready: false }
-    requireAdsScope('isAdReady')
+    requireAdsScope('isAdReady', authenticated)
     return request('isAdReady', { type })
   }
 
+  /**
+   * @param {AdType} type
+   * @returns {Promise<RequestAdResponse>}
+   */
   async function requestAd(type) {
     requireInit('Ads.requestAd')
     checkAdType('requestAd', type)
     if (authenticated === undefined) return { type, result: 'AD_NOT_AVAILABLE' }
-    requireAdsScope('requestAd')
+    requireAdsScope('requestAd', authenticated)
     try {
-      const { ready } = await request('isAdReady', { type })
+      const { ready } = /** @type {IsAdReadyResponse} */ (await request('isAdReady', { type }))
       return { type, result: ready ? 'AD_LOADED' : 'AD_NOT_AVAILABLE' }
     } catch {
       return { type, result: 'AD_FAILED_TO_LOAD' }
     }
   }
 
+  /** @returns {Promise<NativeFeature[]>} */
   async function nativeFeaturesList() {
     requireInit('nativeFeaturesList')
     const welcome = await connect()
-    return Array.isArray(welcome.features) ? welcome.features.filter((f) => typeof f === 'string') : []
+    /** @type {unknown} */
+    const features = welcome.features
+    // The page names the features it has (NativeFeature); any non-string is dropped.
+    return Array.isArray(features) ? /** @type {NativeFeature[]} */ (features.filter((f) => typeof f === 'string')) : []
   }
 
+  /**
+   * @param {string} title
+   * @param {string} message
+   */
   function openShareDialog(title, message) {
     requireInit('openShareDialog')
     if (typeof title !== 'string' || typeof message !== 'string') {
       throw new PiSdkError('invalid_arguments', 'Pi.openShareDialog: title and message must be strings.')
     }
-    request('openShareDialog', { title, message }).catch((error) => console.warn('Pi.openShareDialog:', error.message))
+    request('openShareDialog', { title, message }).catch((/** @type {Error} */ error) => console.warn('Pi.openShareDialog:', error.message))
   }
 
+  /** @param {string} url */
   async function openUrlInSystemBrowser(url) {
     requireInit('openUrlInSystemBrowser')
     if (typeof url !== 'string' || httpOrigin(url) === undefined) {
@@ -370,6 +459,7 @@ function createPi(env) {
    * Where the app runs, as the platform's browser answers it: inside the sandbox page (its welcome
    * came) `pi-browser`; anywhere else (not in a frame, or no sandbox page answered) `web`. Never rejects:
    * apps use it to choose between the Pi flow and a plain web one. Works before init too.
+   * @returns {Promise<HostAppInfo>}
    */
   async function getPiHostAppInfo() {
     try {
@@ -390,6 +480,7 @@ function createPi(env) {
   }
 
   const Ads = Object.freeze({ showAd, isAdReady, requestAd })
+  /** @type {Readonly<PiSdk>} */
   const Pi = Object.freeze({
     init,
     authenticate,

@@ -7,7 +7,7 @@ import { h } from './dom.js'
 
 /**
  * @template T
- * @typedef {{ ok: true, value: T } | { ok: false, error: unknown }} Attempted
+ * @typedef {{ ok: true, value: T } | { ok: false, error?: unknown }} Attempted
  */
 /** @typedef {<T>(work: () => Promise<T>) => Promise<Attempted<T>>} Attempt */
 

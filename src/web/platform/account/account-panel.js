@@ -120,8 +120,6 @@ export function createAccountPanel(ctx) {
               label: 'Name',
               value: passkey.name,
               action: 'Rename',
-              // No explanation: said outright while widgets.js, not typed yet, reads every field as required.
-              text: undefined,
             })
             if (name !== undefined)
               await act(account(`/account/passkeys/${enc(passkey.id)}`, { method: 'PATCH', body: { name } }), 'Passkey renamed.')

@@ -34,7 +34,7 @@ const SECTIONS = /** @type {const} */ ([
 export function createOperatorConsole(ctx) {
   const root = byId('operator-view')
   const error = alertLine('operator-error')
-  const attempt = /** @type {import('../types').Attempt} */ (attempter(error, ctx.signedOut))
+  const attempt = attempter(error, ctx.signedOut)
   /** The sections' tabs, once built. @type {ReturnType<typeof subTabs> | undefined} */
   let tabs
 

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The payment dialog (Pi.createPayment): payment-machine.js decides the state, this module runs
  * what each state needs (the platform calls, the app's callbacks, the timers) and draws it.
@@ -16,10 +17,28 @@ const enc = encodeURIComponent
 const now = () => performance.now()
 
 /**
+ * What the dialog needs of the page (flows.js hands it its context).
+ * @typedef {{
+ *   app(): { app_id: string, name: string },
+ *   platform(): import('../platform.js').Platform,
+ *   tuning: { resendMs: number, pollMs: number, adMs: number },
+ *   approvalWindowSeconds: number,
+ *   stepUpAmount?: string,
+ *   balance(): Promise<string>,
+ *   refreshWallet(): unknown,
+ * }} PaymentContext
+ * @typedef {import('../../api/routes').Answer<'/v2/client/payments/id'>} ApiPayment the platform's payment
+ * @typedef {{ amount: number, memo: string, metadata: Record<string, unknown> }} PaymentParams
+ * @typedef {{ type: string, payment?: import('./payment-machine.js').Payment, message?: string, expired?: boolean }} DialogEvent
+ * @typedef {import('../api.js').ApiError & { body?: { payment?: ApiPayment, step_up_amount?: string } }} Refusal what call() and pay() throw
+ */
+
+/**
  * Where the last press the platform page saw landed. Presses inside the app's frame are the app's
  * (another origin): the page sees them from the moment a dialog covers the frame, so a stream of
  * taps is known from its second tap, and the next dialog opens with Pay away from it.
  */
+/** @type {{ x: number, y: number } | undefined} */
 let lastPress
 globalThis.document?.addEventListener(
   'pointerdown',
@@ -30,20 +49,32 @@ globalThis.document?.addEventListener(
 )
 
 /** The platform's messages speak of "the user"; the user's own dialogs speak to them. */
-const secondPerson = (text) =>
+const secondPerson = (/** @type {unknown} */ text) =>
   String(text)
     .replace(/\bThe user's\b/g, 'Your')
     .replace(/\bthe user's\b/g, 'your')
     .replace(/\bThe user\b/g, 'You')
     .replace(/\bthe user\b/g, 'you')
 
-/** Runs one payment dialog for the app's request `params` (`amount`, `memo`, `metadata`), answering through `reply`. */
+/**
+ * Runs one payment dialog for the app's request `params` (`amount`, `memo`, `metadata`), answering through `reply`.
+ * @param {PaymentContext} ctx
+ * @param {{ token: string }} auth the app's page load's access token
+ * @param {Record<string, unknown>} params
+ * @param {import('../bridge.js').Channel} reply
+ */
 export async function runPaymentDialog(ctx, auth, params, reply) {
   const app = ctx.app()
-  const { amount, memo, metadata } = params
+  // As the SDK sends them (it checks them); the platform refuses a bad one when creating the payment.
+  const { amount, memo, metadata } = /** @type {PaymentParams} */ (params)
   const windowMs = ctx.approvalWindowSeconds * 1000
 
+  /** @type {Set<ReturnType<typeof setInterval>>} */
   const timers = new Set()
+  /**
+   * @param {number} ms
+   * @param {() => unknown} fn
+   */
   const every = (ms, fn) => timers.add(setInterval(fn, ms))
   const stopTimers = () => {
     for (const timer of timers) clearInterval(timer)
@@ -54,10 +85,12 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
   let deadline = Number.POSITIVE_INFINITY
   let offsetMs = 0
   const platformNow = () => Date.now() + offsetMs
-  /** Your balance in stroops once read; Pay needs amount + fee. */
+  /** Your balance in stroops once read; Pay needs amount + fee. @type {bigint | undefined} */
   let balanceStroops
-  /** Why creating the payment failed, for the status line. */
+  /** Why creating the payment failed, for the status line. @type {string | undefined} */
   let createMessage
+  /** The payment of a state past `creating`, which always has one. */
+  const current = () => /** @type {ApiPayment} */ (state.payment)
 
   const status = h('p', { class: 'status-line', role: 'status', 'data-stage': state.name }, 'Creating the payment…')
   const balance = h('dd', { class: 'balance-value' }, '…')
@@ -110,8 +143,10 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
   // for a while, it counts only a press that began on it armed, and it is moved from under the
   // point of the last press.
   const guard = createPayGuard()
-  const dialogElement = payButton.closest('[role="dialog"]')
+  // openModal drew Pay inside its dialog.
+  const dialogElement = /** @type {HTMLElement} */ (payButton.closest('[role="dialog"]'))
   let place = 'center'
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
   let armTimer
   const scheduleArming = () => {
     clearTimeout(armTimer)
@@ -123,6 +158,7 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
     render()
   }
   /** Moves the dialog to the first place where Pay is away from `point`; the clock restarts. */
+  /** @param {{ x: number, y: number } | undefined} point */
   const keepPayAway = (point) => {
     if (point === undefined || payButton.hidden || !near(point, payButton.getBoundingClientRect())) return
     for (const candidate of PLACES) {
@@ -136,13 +172,18 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
     dialogElement.dataset.place = place
   }
   /** A press on one of the dialog's own controls but Pay (Cancel, the password): a choice of the user's, which must not move the dialog from under it. */
-  const onOtherControl = (target) =>
+  const onOtherControl = (/** @type {EventTarget | null} */ target) =>
     target instanceof Element &&
     dialogElement.contains(target) &&
     !payButton.contains(target) &&
     target.closest('button, input, label, a') !== null
+  /** @param {PointerEvent} event */
   const onPointerDown = (event) => {
-    const counts = guard.pointerDown({ t: now(), onPay: payButton.contains(event.target), primary: event.isPrimary && event.button === 0 })
+    const counts = guard.pointerDown({
+      t: now(),
+      onPay: payButton.contains(/** @type {Node | null} */ (event.target)),
+      primary: event.isPrimary && event.button === 0,
+    })
     if (counts) return
     // Any other press disarms Pay for a moment (a stream of taps keeps it disarmed), and moves it from under the press.
     if (!onOtherControl(event.target)) keepPayAway({ x: event.clientX, y: event.clientY })
@@ -195,6 +236,7 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
   }
 
   /** The end of the flow the app hears of: its callback, the wallet read again, a toast if the dialog was closed. */
+  /** @param {[name: string, args: unknown[]]} event */
   const finish = (event) => {
     stopTimers()
     reply.event(...event, true)
@@ -214,6 +256,7 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
    * Once the payment exists: the app is told to approve it (again every `resendMs` while the
    * window is open), the payment is polled until the flow ends, and the countdown ticks.
    */
+  /** @param {ApiPayment} created */
   const watch = (created) => {
     const id = created.identifier
     paymentId.textContent = id
@@ -240,16 +283,20 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
     })
   }
 
-  /** What entering each state does (states without an entry are only drawn). */
+  /**
+   * What entering each state does (states without an entry are only drawn).
+   * @type {Record<string, (() => unknown) | undefined>}
+   */
   const onEnter = {
     submitting: async () => {
-      const id = state.payment.identifier
+      const id = current().identifier
       try {
         // Sandbox: the user's token pays; production: the signed-in person's account does (platform.js).
         const password = stepUp ? passwordInput.value : undefined
         passwordInput.value = ''
         dispatch({ type: 'submitted', payment: await ctx.platform().pay(id, auth.token, password) })
-      } catch (error) {
+      } catch (caught) {
+        const error = /** @type {Refusal} */ (caught)
         // The platform knows the step-up amount best: a refusal for want of the password shows the field.
         if (error.code === 'step_up_required') {
           stepUp = true
@@ -269,24 +316,27 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
       try {
         dispatch({
           type: 'update',
-          payment: await call(`/v2/client/payments/${enc(state.payment.identifier)}/cancel`, { method: 'POST', token: auth.token }),
+          payment: await call(`/v2/client/payments/${enc(current().identifier)}/cancel`, { method: 'POST', token: auth.token }),
         })
         closeDialog()
-      } catch (error) {
+      } catch (caught) {
+        const error = /** @type {Refusal} */ (caught)
         dispatch({ type: 'cancel_failed', message: error.message, payment: error.body?.payment })
       }
     },
     confirming_cancel: async () => {
-      const payment = state.payment
+      const payment = current()
       // Someone may have moved the platform clock: read it before telling expiry from the app's cancel.
       await readClock()
       const expired = !payment.status.developer_approved && payment.transaction === null && platformNow() >= deadline - 1000
       dispatch({ type: 'cancel_explained', expired })
     },
     paid: () => {
-      const paid = state.payment
+      const paid = current()
       const paidAt = platformNow()
-      const sendCompletion = () => reply.event('readyForServerCompletion', [paid.identifier, paid.transaction.txid])
+      // Paid: on the ledger, with its transaction.
+      const txid = () => /** @type {{ txid: string }} */ (paid.transaction).txid
+      const sendCompletion = () => reply.event('readyForServerCompletion', [paid.identifier, txid()])
       sendCompletion()
       every(ctx.tuning.resendMs, () => {
         if (state.name !== 'paid') return
@@ -299,7 +349,7 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
       finish(['completed', [state.payment]])
       setTimeout(closeDialog, 2000)
     },
-    cancelled: () => finish(['cancel', [state.payment.identifier]]),
+    cancelled: () => finish(['cancel', [current().identifier]]),
     cancelled_by_app: () => finish(['error', [{ code: 'payment_cancelled', message: status.textContent }, state.payment]]),
     expired: () => finish(['error', [{ code: 'payment_expired', message: status.textContent }, state.payment]]),
     not_completed: () => {
@@ -309,9 +359,13 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
     },
   }
 
+  /**
+   * One event for the machine; those that move a payment on carry it (payment-machine.js).
+   * @param {DialogEvent} event
+   */
   function dispatch(event) {
     const before = state
-    state = transition(state, event)
+    state = transition(state, /** @type {import('./payment-machine.js').MachineEvent} */ (event))
     if (state === before) return
     render()
     if (state.name !== before.name) onEnter[state.name]?.()
@@ -323,7 +377,7 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
   resizes.observe(dialogElement)
 
   ctx.balance().then(
-    (value) => {
+    (/** @type {string} */ value) => {
       balance.textContent = formatPi(value)
       balanceStroops = toStroops(value)
       render()
@@ -345,7 +399,8 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
   let created
   try {
     created = await call('/v2/client/payments', { method: 'POST', token: auth.token, body: { amount, memo, metadata } })
-  } catch (error) {
+  } catch (caught) {
+    const error = /** @type {Refusal} */ (caught)
     createMessage = error.message
     dispatch({ type: 'create_failed' })
     return reply.error(error.code ?? 'unknown_error', error.message, error.body?.payment)

@@ -75,7 +75,7 @@ export function createPortal(ctx) {
   }
 
   /** Runs one call; a failure goes to the panel's alert line (or back to sign-in when the session is over). */
-  const attempt = /** @type {import('../types').Attempt} */ (attempter(error, ctx.signedOut))
+  const attempt = attempter(error, ctx.signedOut)
   /** The selected app's payments, request log, notifications and ads. */
   const activity = createActivity({ attempt, refresh: () => renderDetail() })
 

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The wallet's "Get test-π" (docs/production.md, "Test-π from the faucet"): the faucet pays the
  * wallet on Pi Testnet (in production the signed-in person's, POST /account/faucet, limited per
@@ -9,9 +10,13 @@ import { formatPi } from '../../../web/ui/format.js'
 import { account } from '../api.js'
 
 /** One button per wallet: the wallet's drawer is redrawn after a payment, and the result stays said. */
+/** @type {Map<string, HTMLElement>} */
 const made = new Map()
 
-/** `production`: which faucet to ask; `address`: the wallet; `paid()`: runs after a payment (the balance is redrawn). */
+/**
+ * `production`: which faucet to ask; `address`: the wallet; `paid()`: runs after a payment (the balance is redrawn).
+ * @param {{ production: boolean, address: string, paid: () => Promise<unknown> }} options
+ */
 export function faucetButton({ production, address, paid }) {
   const existing = made.get(address)
   if (existing !== undefined) return existing
@@ -27,7 +32,7 @@ export function faucetButton({ production, address, paid }) {
       await paid()
     } catch (failure) {
       result.className = 'error'
-      result.textContent = failure.message
+      result.textContent = /** @type {Error} */ (failure).message
     } finally {
       button.disabled = false
     }
@@ -37,11 +42,17 @@ export function faucetButton({ production, address, paid }) {
   return element
 }
 
-/** The sandbox's friendbot: a Horizon problem's detail is its message. */
+/**
+ * The sandbox's friendbot: a Horizon problem's detail is its message.
+ * @param {string} address
+ * @returns {Promise<string>}
+ */
 async function friendbot(address) {
   const response = await fetch(`/ledger/friendbot?addr=${encodeURIComponent(address)}`)
+  /** @type {{ hash?: string, detail?: string }} a transaction, or a Horizon problem */
   const body = await response.json()
   if (!response.ok) throw new Error(body.detail ?? 'The faucet refused.')
+  /** @type {{ _embedded?: { records?: Array<{ amount?: string }> } }} */
   const payment = await fetch(`/ledger/transactions/${body.hash}/operations`).then((r) => r.json())
   return payment._embedded?.records?.[0]?.amount ?? '0'
 }

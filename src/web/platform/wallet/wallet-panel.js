@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The wallet panel: the balance and the ledger transactions, each linking to its ledger page.
  */
@@ -9,6 +10,14 @@ import { faucetButton } from './faucet-button.js'
 
 const enc = encodeURIComponent
 
+/**
+ * @typedef {import('../platform.js').PlatformUser} PlatformUser
+ * @typedef {import('../platform.js').Quiet} Quiet
+ * @typedef {import('../../api/routes').Answer<'/ledger/accounts/a/transactions'>['_embedded']['records'][number]} Transaction
+ * @typedef {{ app_name: string, payment: { memo: string, transaction: { txid: string } | null } }} AppPayment a payment of the user's, with its app's name
+ */
+
+/** @param {string} address */
 export async function nativeBalance(address) {
   const account = await call(`/ledger/accounts/${enc(address)}`)
   return account.balances.find((b) => b.asset_type === 'native')?.balance ?? '0'
@@ -17,14 +26,25 @@ export async function nativeBalance(address) {
 /**
  * `ctx`: `user()`, `drawer`, `payments(user)`: the user's payments with their apps' names
  * (`{app_name, payment}`), and `ledgerUrl(kind, id)`: where a transaction's or an account's link goes.
+ * @param {{
+ *   user(): PlatformUser | undefined,
+ *   drawer: ReturnType<typeof import('../drawer.js').createDrawer>,
+ *   payments(user: PlatformUser, quiet: Quiet): Promise<AppPayment[]>,
+ *   ledgerUrl(kind: 'transactions' | 'accounts', id: string): string,
+ *   production(): boolean,
+ * }} ctx
  */
 export function createWallet(ctx) {
   const button = byId('wallet-button')
   /** The ledger's stream of the user's transactions: each one refreshes the balance at once (no poll's lag). */
+  /** @type {EventSource | undefined} */
   let stream
+  /** @type {string | undefined} */
   let streamed
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
   let soon
 
+  /** @param {string | undefined} address */
   const follow = (address) => {
     if (streamed === address) return
     stream?.close()
@@ -39,7 +59,10 @@ export function createWallet(ctx) {
     })
   }
 
-  /** `background`: a poll or the stream, not the person (the session's idle time goes on). */
+  /**
+   * `background`: a poll or the stream, not the person (the session's idle time goes on).
+   * @param {Quiet} [quiet]
+   */
   async function refresh({ background = false } = {}) {
     const user = ctx.user()
     follow(user?.wallet_address)
@@ -56,6 +79,10 @@ export function createWallet(ctx) {
   }
 
   /** What a transaction was for: the payment it paid (its app and memo), money issued, or its memo. */
+  /**
+   * @param {Transaction} tx
+   * @param {Map<string, AppPayment> | undefined} byTxid
+   */
   const describe = (tx, byTxid) => {
     const paid = byTxid?.get(tx.hash)
     if (paid !== undefined) return `${paid.app_name}: ${paid.payment.memo}`
@@ -63,6 +90,11 @@ export function createWallet(ctx) {
     return tx.memo ? `Memo ${tx.memo}` : 'No memo'
   }
 
+  /**
+   * @param {string} address
+   * @param {Transaction} tx
+   * @param {Map<string, AppPayment> | undefined} byTxid
+   */
   async function transactionRow(address, tx, byTxid) {
     let amount = ''
     let direction = ''
@@ -86,6 +118,7 @@ export function createWallet(ctx) {
     )
   }
 
+  /** @param {Quiet} [quiet] */
   async function render({ background = false } = {}) {
     const user = ctx.user()
     if (user === undefined) return
@@ -101,7 +134,12 @@ export function createWallet(ctx) {
       const byTxid =
         payments === undefined
           ? undefined
-          : new Map(payments.filter((p) => p.payment.transaction !== null).map((p) => [p.payment.transaction.txid, p]))
+          : new Map(
+              payments
+                .filter((p) => p.payment.transaction !== null)
+                // Filtered to the paid ones just above.
+                .map((p) => [/** @type {{ txid: string }} */ (p.payment.transaction).txid, p]),
+            )
       const rows = await Promise.all(page._embedded.records.map((tx) => transactionRow(address, tx, byTxid)))
       ctx.drawer.fill(
         'wallet',
@@ -113,7 +151,7 @@ export function createWallet(ctx) {
         rows.length === 0 ? h('p', { class: 'muted' }, 'None yet.') : rows,
       )
     } catch (error) {
-      ctx.drawer.fill('wallet', h('p', { class: 'error' }, error.message))
+      ctx.drawer.fill('wallet', h('p', { class: 'error' }, /** @type {Error} */ (error).message))
     }
   }
 
