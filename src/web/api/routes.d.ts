@@ -3,7 +3,7 @@
  * a page writes a concrete URL (`/portal/apps/${id}/keys?limit=5`), and `Answer<P, M>` is what
  * the route it names answers to method M. A URL segment that is an expression (`${id}`) matches
  * a path parameter (`{app_id}`), and nothing else: a fixed segment (`script`) matches only the same
- * fixed segment, never a parameter, so `/sandbox/apps/${id}/ads/script` names `.../ads/script` and
+ * fixed segment, never a parameter (a route's own key names itself), so `/sandbox/apps/${id}/ads/script` names `.../ads/script` and
  * not `.../ads/{ad_id}` (test/web-types/routes.check.js). A query string is left out of the match.
  */
 import type { paths } from './openapi'
@@ -14,7 +14,7 @@ type Segments<S extends string> = S extends `${infer Head}/${infer Rest}` ? [Hea
 type WithoutQuery<S extends string> = S extends `${infer Path}?${string}` ? Path : S
 type Matches<Given extends string[], Route extends string[]> = Given extends [infer G extends string, ...infer GivenRest extends string[]]
   ? Route extends [infer R extends string, ...infer RouteRest extends string[]]
-    ? (R extends `{${string}}` ? (string extends G ? true : false) : string extends G ? false : G extends R ? true : false) extends true
+    ? (string extends G ? (R extends `{${string}}` ? true : false) : G extends R ? true : false) extends true
       ? Matches<GivenRest, RouteRest>
       : false
     : false
@@ -22,10 +22,12 @@ type Matches<Given extends string[], Route extends string[]> = Given extends [in
     ? true
     : false
 
-/** The route (a key of `paths`) a concrete URL names, or never. */
-export type RouteOf<P extends string> = {
-  [K in keyof paths & string]: Matches<Segments<WithoutQuery<P>>, Segments<K>> extends true ? K : never
-}[keyof paths & string]
+/** The route (a key of `paths`) a concrete URL names, or never; each route of a union of URLs. */
+export type RouteOf<P extends string> = P extends string
+  ? {
+      [K in keyof paths & string]: Matches<Segments<WithoutQuery<P>>, Segments<K>> extends true ? K : never
+    }[keyof paths & string]
+  : never
 
 type Operation<P extends string, M extends Method> =
   RouteOf<P> extends infer K extends keyof paths ? NonNullable<paths[K][Lowercase<M> & keyof paths[K]]> : never

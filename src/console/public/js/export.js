@@ -3,9 +3,8 @@
 // send X-Admin-Token, so the file is fetched with it and handed to the browser as a blob.
 
 import { h } from '../../../web/ui/dom.js'
-import { toast } from '../../../web/ui/toast.js'
+import { reportError, toast } from '../../../web/ui/toast.js'
 import { ApiFailure } from './api.js'
-import { report } from './components.js'
 
 // The key api.js keeps the admin token under (this tab's session storage).
 const TOKEN_KEY = 'plinth.console.adminToken'
@@ -51,7 +50,7 @@ export function exportButtons(path, testid) {
         const at = typeof path === 'function' ? path() : path
         await download(`${at}${at.includes('?') ? '&' : '?'}format=${format}`)
       } catch (error) {
-        report(error)
+        reportError(error)
       } finally {
         el.disabled = false
       }
