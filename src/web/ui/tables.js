@@ -57,6 +57,14 @@ const scrolling = (box, props, headers, body) =>
 export const grid = (label, headers, body) => scrolling('table-scroll', { class: 'grid', 'aria-label': label }, headers, body)
 
 /**
+ * The console's table around `body` (a tbody the page fills, as a live list does); `props` are the table's attributes.
+ * @param {HTMLElement} body
+ * @param {string[]} headers
+ * @param {Record<string, unknown>} [props]
+ */
+export const tableOf = (body, headers, props) => scrolling('table-wrap', props ?? {}, headers, body)
+
+/**
  * The console's table of `rows` (<tr>s); `emptyText` stands in for none, `props` are the table's attributes.
  * @param {string[]} headers
  * @param {Node[]} rows
@@ -64,7 +72,7 @@ export const grid = (label, headers, body) => scrolling('table-scroll', { class:
  * @param {Record<string, unknown>} [props]
  */
 export const table = (headers, rows, emptyText, props) =>
-  scrolling('table-wrap', props ?? {}, headers, h('tbody', {}, rows.length > 0 ? rows : emptyRow(headers.length, emptyText, 'empty')))
+  tableOf(h('tbody', {}, rows.length > 0 ? rows : emptyRow(headers.length, emptyText, 'empty')), headers, props)
 
 /**
  * One page of a cursor-paged list: its rows (<tr>s), the cursor of the next (older) page, and, when

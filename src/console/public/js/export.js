@@ -9,8 +9,10 @@ import { ApiFailure } from './api.js'
 // The key api.js keeps the admin token under (this tab's session storage).
 const TOKEN_KEY = 'plinth.console.adminToken'
 
-/** Fetches an export and saves it under the name the server gives (Content-Disposition). */
-/** @param {string} path */
+/**
+ * Fetches an export and saves it under the name the server gives (Content-Disposition).
+ * @param {string} path
+ */
 export async function download(path) {
   /** @type {Record<string, string>} */
   const headers = { 'x-plinth-client': 'console' }

@@ -6,7 +6,7 @@
 import { h } from '../../../../web/ui/dom.js'
 import { formatUtcTime, shortId } from '../../../../web/ui/format.js'
 import { action } from '../../../../web/ui/forms.js'
-import { table } from '../../../../web/ui/tables.js'
+import { table, tableOf } from '../../../../web/ui/tables.js'
 import { reportError, toast } from '../../../../web/ui/toast.js'
 import { get, post, query, seg } from '../api.js'
 import { exportButtons } from '../export.js'
@@ -194,31 +194,16 @@ export async function requestsPage({ appId }) {
         // The export takes the filters in force when it is clicked.
         exportButtons(() => `${base}/export${query(filters)}`, 'export-requests'),
       ],
-      h(
-        'div',
-        { class: 'table-wrap' },
-        h(
-          'table',
-          { 'data-testid': 'requests' },
-          h(
-            'thead',
-            {},
-            h(
-              'tr',
-              {},
-              ['Time', 'Status', 'Call', 'Error', 'By', 'Latency', 'Request id'].map((text) => h('th', { scope: 'col' }, text)),
-            ),
-          ),
-          body,
-        ),
-      ),
+      tableOf(body, ['Time', 'Status', 'Call', 'Error', 'By', 'Latency', 'Request id'], { 'data-testid': 'requests' }),
       h('div', { class: 'pager' }, older, status),
     ),
   ]
 }
 
-/** One entry; `by-request-id?request_id=…&user=…` finds it from a payment's timeline. */
-/** @param {{ appId: string, id: string }} params */
+/**
+ * One entry; `by-request-id?request_id=…&user=…` finds it from a payment's timeline.
+ * @param {{ appId: string, id: string }} params
+ */
 export async function requestPage({ appId, id }) {
   /** @type {RequestEntry} */
   let entry
