@@ -15,7 +15,7 @@ const enc = encodeURIComponent
  * @typedef {{ user_id: string, username: string, wallet_address: string, roles?: string[] }} PlatformUser
  * @typedef {{ background?: boolean }} Quiet `background`: no person asked (a poll): the session's idle time goes on
  * @typedef {ReturnType<typeof createPlatform>} Platform
- * @typedef {NonNullable<import('../api/routes').Body<'/account/apps/id/authenticate', 'POST'>['scopes']>[number]} Scope
+ * @typedef {NonNullable<import('../api/routes').Body<'/account/apps/{app_id}/authenticate', 'POST'>['scopes']>[number]} Scope
  */
 
 /** @param {'sandbox' | 'production'} mode */

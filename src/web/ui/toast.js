@@ -3,7 +3,8 @@
  * Toasts of both pages, in the page's `#toasts` region: a short message that goes by itself
  * (4 s; 8 s for an error, which is also an alert). The platform page stacks them; the console
  * (`oneAtATime`) shows one at a time, a new one replacing the one on screen, and a toast belongs
- * to the page (hash) it was shown on: leaving that page removes it.
+ * to the page (hash) it was shown on: leaving that page removes it. reportError() is the toast of an
+ * error that a table, form or button of the UI layer met.
  */
 import { byId, h } from './dom.js'
 
@@ -31,6 +32,26 @@ export function toast(message, kind = 'info') {
   owner = location.hash
   region.replaceChildren(element)
   timer = setTimeout(() => element.remove(), lasts)
+}
+
+/** @type {(error: unknown) => boolean} */
+let reportedElsewhere = () => false
+
+/**
+ * Shows an error as an error toast (its message), unless the page shows it its own way.
+ * @param {unknown} error
+ */
+export function reportError(error) {
+  if (reportedElsewhere(error)) return
+  toast(error instanceof Error ? error.message : String(error), 'error')
+}
+
+/**
+ * The errors reportError() leaves to the page (the console's refused admin token opens its token dialog).
+ * @param {(error: unknown) => boolean} predicate
+ */
+export function reportElsewhere(predicate) {
+  reportedElsewhere = predicate
 }
 
 /** Removes the toast unless it was shown for the page now open (set location.hash, then toast). */

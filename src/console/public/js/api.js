@@ -151,16 +151,27 @@ export async function ledgerGet(path) {
   return data
 }
 
-/** @type {Promise<{ paths?: Record<string, Record<string, unknown>> }> | undefined} */
+/** @typedef {{ paths?: Record<string, Record<string, { operationId?: string }>> }} ServedDocument */
+/** @type {Promise<ServedDocument> | undefined} */
 let documented
+
 /**
- * Whether this Plinth serves a route (its OpenAPI document lists it), asked once per page load.
- * @param {string} path
+ * The OpenAPI document this Plinth serves (its routes, each method's operationId), read once per
+ * page load; no routes when it cannot be read.
+ * @returns {Promise<ServedDocument>}
  */
-export async function hasRoute(path, method = 'get') {
+export function servedDocument() {
   documented ??= fetch('/docs/json')
     .then((response) => (response.ok ? response.json() : { paths: {} }))
     .catch(() => ({ paths: {} }))
-  const doc = await documented
+  return documented
+}
+
+/**
+ * Whether this Plinth serves a route (its OpenAPI document lists it).
+ * @param {string} path
+ */
+export async function hasRoute(path, method = 'get') {
+  const doc = await servedDocument()
   return doc.paths?.[path]?.[method] !== undefined
 }

@@ -3,15 +3,16 @@
 // send X-Admin-Token, so the file is fetched with it and handed to the browser as a blob.
 
 import { h } from '../../../web/ui/dom.js'
-import { toast } from '../../../web/ui/toast.js'
+import { reportError, toast } from '../../../web/ui/toast.js'
 import { ApiFailure } from './api.js'
-import { report } from './components.js'
 
 // The key api.js keeps the admin token under (this tab's session storage).
 const TOKEN_KEY = 'plinth.console.adminToken'
 
-/** Fetches an export and saves it under the name the server gives (Content-Disposition). */
-/** @param {string} path */
+/**
+ * Fetches an export and saves it under the name the server gives (Content-Disposition).
+ * @param {string} path
+ */
 export async function download(path) {
   /** @type {Record<string, string>} */
   const headers = { 'x-plinth-client': 'console' }
@@ -51,7 +52,7 @@ export function exportButtons(path, testid) {
         const at = typeof path === 'function' ? path() : path
         await download(`${at}${at.includes('?') ? '&' : '?'}format=${format}`)
       } catch (error) {
-        report(error)
+        reportError(error)
       } finally {
         el.disabled = false
       }

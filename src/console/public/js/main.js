@@ -1,8 +1,10 @@
+// @ts-check
 // Plinth developer console: wiring. It calls the sandbox API (and reads the ledger from /ledger).
 
+import { byId } from '../../../web/ui/dom.js'
 import { trapFocus } from '../../../web/ui/focus.js'
-import { oneToastAtATime } from '../../../web/ui/toast.js'
-import { setAdminToken, whenTokenRefused } from './api.js'
+import { oneToastAtATime, reportElsewhere } from '../../../web/ui/toast.js'
+import { ApiFailure, setAdminToken, whenTokenRefused } from './api.js'
 import { refreshClock, tickClock } from './clock.js'
 import { appPage, appsPage } from './pages/apps.js'
 import { accountPage, ledgerPage, transactionPage } from './pages/ledger.js'
@@ -35,9 +37,9 @@ route('ledger', ledgerPage)
 route('ledger/transactions/:hash', transactionPage)
 route('ledger/accounts/:address', accountPage)
 
-const tokenDialog = document.getElementById('token-dialog')
-const tokenInput = document.getElementById('token-input')
-const tokenError = document.getElementById('token-error')
+const tokenDialog = byId('token-dialog', HTMLDialogElement)
+const tokenInput = byId('token-input', HTMLInputElement)
+const tokenError = byId('token-error')
 trapFocus(tokenDialog)
 
 whenTokenRefused((message) => {
@@ -45,8 +47,10 @@ whenTokenRefused((message) => {
   tokenError.textContent = message
   if (!tokenDialog.open) tokenDialog.showModal()
 })
+// A refused token opens the token dialog above: no toast for it too.
+reportElsewhere((error) => error instanceof ApiFailure && error.code === 'invalid_admin_token')
 
-document.getElementById('token-form').addEventListener('submit', (event) => {
+byId('token-form').addEventListener('submit', (event) => {
   event.preventDefault()
   setAdminToken(tokenInput.value.trim())
   tokenInput.value = ''
@@ -57,7 +61,7 @@ document.getElementById('token-form').addEventListener('submit', (event) => {
 
 window.addEventListener('hashchange', () => {
   render()
-  document.getElementById('main').focus()
+  byId('main').focus()
 })
 mountSearch()
 refreshClock()

@@ -1,15 +1,40 @@
+// @ts-check
 // Pieces several pages show: secrets shown once, wallets and their balances, payment states.
 
 import { h } from '../../../web/ui/dom.js'
 import { shortId } from '../../../web/ui/format.js'
+import { action, form } from '../../../web/ui/forms.js'
 import { toast } from '../../../web/ui/toast.js'
 import { ledgerGet, post, seg } from './api.js'
-import { action, copy, form } from './components.js'
 import { badge, code, field } from './parts.js'
 
-/** Secrets shown once: kept in memory until dismissed or the page is left. */
+/** @typedef {import('./types').PaymentItem} PaymentItem */
+/** @typedef {import('./types').PaymentState} PaymentState */
+
+/**
+ * Secrets shown once: kept in memory until dismissed or the page is left.
+ * @type {{ current: import('./types').Reveal | null }}
+ */
 export const reveal = { current: null }
 
+/**
+ * Copies `value` to the clipboard, and says so.
+ * @param {string} value
+ */
+export async function copy(value) {
+  try {
+    await navigator.clipboard.writeText(value)
+    toast('Copied')
+  } catch {
+    toast('Copy failed: select the text and copy it by hand', 'error')
+  }
+}
+
+/**
+ * The secrets to show once on the page `route`, with a button that dismisses them (then `rerender()`).
+ * @param {string} route
+ * @param {() => unknown} rerender
+ */
 export function revealPanel(route, rerender) {
   if (reveal.current === null || reveal.current.owner !== route) return null
   const secret = reveal.current
@@ -46,14 +71,20 @@ export function revealPanel(route, rerender) {
   )
 }
 
+/** @param {string} address */
 export function accountLink(address) {
   return h('a', { href: `#/ledger/accounts/${seg(address)}`, title: address }, code(shortId(address, 12), address))
 }
 
+/** @param {string} hash */
 export function txLink(hash) {
   return h('a', { href: `#/ledger/transactions/${seg(hash)}`, title: hash }, code(shortId(hash, 12), hash))
 }
 
+/**
+ * The test Pi a wallet holds, or null when it is not on the ledger (or the ledger did not answer).
+ * @param {string} address
+ */
 export async function walletBalance(address) {
   try {
     const account = await ledgerGet(`/accounts/${seg(address)}`)
@@ -64,7 +95,10 @@ export async function walletBalance(address) {
   }
 }
 
-/** Amounts as the platform takes them: up to 7 decimals, positive, at most 1e12 (checked before sending). */
+/**
+ * Amounts as the platform takes them: up to 7 decimals, positive, at most 1e12 (checked before sending).
+ * @param {string} text
+ */
 export function checkAmount(text) {
   if (!/^\d+(\.\d+)?$/.test(text)) return `Type an amount such as 100 or 2.5 (got "${text}").`
   if ((text.split('.')[1] ?? '').length > 7) return `An amount has at most 7 decimals (got ${text}).`
@@ -72,6 +106,12 @@ export function checkAmount(text) {
   return null
 }
 
+/**
+ * A form that funds `address` (or the address typed, when it is ''), then `rerender()`s.
+ * @param {string} address
+ * @param {() => unknown} rerender
+ * @param {{ testid?: string, label?: string }} [options]
+ */
 export function fundForm(address, rerender, { testid = 'fund', label = 'Fund' } = {}) {
   return form(
     { class: 'inline-form', 'data-testid': testid },
@@ -82,6 +122,7 @@ export function fundForm(address, rerender, { testid = 'fund', label = 'Fund' } 
       field('Amount (test Pi)', h('input', { name: 'amount', required: true, maxlength: 40, value: '100', inputmode: 'decimal' })),
       h('button', { type: 'submit', class: 'primary' }, label),
     ],
+    /** @param {{ address: string, amount: string }} values */
     async (values) => {
       const amount = values.amount.trim()
       const wrong = checkAmount(amount)
@@ -93,6 +134,7 @@ export function fundForm(address, rerender, { testid = 'fund', label = 'Fund' } 
   )
 }
 
+/** @type {Record<PaymentState, [text: string, kind: string]>} */
 const STATES = {
   created: ['created', 'info'],
   approved: ['approved', 'info'],
@@ -102,6 +144,12 @@ const STATES = {
   cancelled: ['cancelled', 'off'],
 }
 
+/**
+ * A payment's state in words, and its badge's kind: `state` when the API gives it (but a cancelled
+ * one says by whom), else read from the status flags.
+ * @param {{ state?: PaymentState, status: PaymentItem['status'], transaction: { verified: boolean } | null }} payment
+ * @returns {[text: string, kind: string]}
+ */
 export function paymentState(payment) {
   const s = payment.status
   if (payment.state !== undefined && payment.state !== 'cancelled') return STATES[payment.state] ?? [payment.state, 'info']
@@ -113,14 +161,21 @@ export function paymentState(payment) {
   return ['created', 'info']
 }
 
+/** @type {(keyof PaymentItem['status'])[]} */
 const FLAGS = ['developer_approved', 'transaction_verified', 'developer_completed', 'cancelled', 'user_cancelled']
 
-/** The five status flags in words, for a tooltip: the state pill says which of them matters. */
+/**
+ * The five status flags in words, for a tooltip: the state pill says which of them matters.
+ * @param {PaymentItem['status'] | undefined} status
+ */
 export function flagsText(status) {
   return FLAGS.map((flag) => `${flag}: ${status?.[flag] ? 'yes' : 'no'}`).join('\n')
 }
 
-/** One pill: the state that holds now; the status flags behind it are in its tooltip. */
+/**
+ * One pill: the state that holds now; the status flags behind it are in its tooltip.
+ * @param {Parameters<typeof paymentState>[0]} payment
+ */
 export const stateBadge = (payment) => {
   const [text, kind] = paymentState(payment)
   const el = badge(text, kind)

@@ -27,7 +27,7 @@ const now = () => performance.now()
  *   balance(): Promise<string>,
  *   refreshWallet(): unknown,
  * }} PaymentContext
- * @typedef {import('../../api/routes').Answer<'/v2/client/payments/id'>} ApiPayment the platform's payment
+ * @typedef {import('../../api/routes').Answer<'/v2/client/payments/{payment_id}'>} ApiPayment the platform's payment
  * @typedef {{ amount: number, memo: string, metadata: Record<string, unknown> }} PaymentParams
  * @typedef {{ type: string, payment?: import('./payment-machine.js').Payment, message?: string, expired?: boolean }} DialogEvent
  * @typedef {import('../api.js').ApiError & { body?: { payment?: ApiPayment, step_up_amount?: string } }} Refusal what call() and pay() throw

@@ -13,7 +13,7 @@ const enc = encodeURIComponent
 /**
  * @typedef {import('../platform.js').PlatformUser} PlatformUser
  * @typedef {import('../platform.js').Quiet} Quiet
- * @typedef {import('../../api/routes').Answer<'/ledger/accounts/a/transactions'>['_embedded']['records'][number]} Transaction
+ * @typedef {import('../../api/routes').Answer<'/ledger/accounts/{account_id}/transactions'>['_embedded']['records'][number]} Transaction
  * @typedef {{ app_name: string, payment: { memo: string, transaction: { txid: string } | null } }} AppPayment a payment of the user's, with its app's name
  */
 

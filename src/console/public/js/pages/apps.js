@@ -1,19 +1,35 @@
+// @ts-check
 // The apps list and one app's page: its facts and setup checklist, edit, wallet, keys, recent
 // payments, ads and notifications.
 
-import { h } from '../../../../web/ui/dom.js'
+import { byId, h } from '../../../../web/ui/dom.js'
 import { formatUtcTime, shortId } from '../../../../web/ui/format.js'
+import { action, form } from '../../../../web/ui/forms.js'
+import { pagedTable, table } from '../../../../web/ui/tables.js'
 import { toast } from '../../../../web/ui/toast.js'
 import { del, get, patch, post, put, query, seg } from '../api.js'
 import { appNameProblem, appUrlProblem, MAX_APP_NAME } from '../app-rules.js'
-import { action, form, pagedTable, table } from '../components.js'
 import { badge, card, code, external, facts, field, pageTitle, select } from '../parts.js'
 import { currentRoute, render } from '../router.js'
 import { accountLink, fundForm, reveal, revealPanel, stateBadge, walletBalance } from '../shared.js'
 
+/**
+ * @template {string} P
+ * @template {import('../../../../web/api/routes').Method} M
+ * @typedef {import('../../../../web/api/routes').Body<P, M>} Body
+ */
+/** @typedef {import('../types').App} App */
+/** @typedef {Body<'/sandbox/apps/{app_id}/ads/script', 'PUT'>} AdScriptBody */
+
+/** @type {AdScriptBody['result'][]} */
 const AD_RESULTS = ['AD_REWARDED', 'AD_CLOSED', 'AD_DISPLAY_ERROR', 'AD_NETWORK_ERROR', 'AD_NOT_AVAILABLE', 'ADS_NOT_SUPPORTED']
+/** @type {NonNullable<AdScriptBody['mediator_ack_status']>[]} */
 const VERDICTS = ['granted', 'failed', 'pending']
 
+/**
+ * The name and URL typed, checked as the sandbox will.
+ * @param {{ name: string, url?: string }} values
+ */
 function checkedApp(values) {
   const name = values.name
   const url = (values.url ?? '').trim()
@@ -31,8 +47,10 @@ export async function appsPage() {
       field('Frontend URL (optional)', h('input', { name: 'url', type: 'url', maxlength: 500, placeholder: 'http://127.0.0.1:3000/' })),
       h('button', { type: 'submit', class: 'primary' }, 'Create app'),
     ],
+    /** @param {{ name: string, url: string, network: NonNullable<Body<'/sandbox/apps', 'POST'>['network']> }} values */
     async (values) => {
       const { name, url } = checkedApp(values)
+      /** @type {Body<'/sandbox/apps', 'POST'>} */
       const body = { name, network: values.network }
       if (url !== '') body.url = url
       const created = await post('/sandbox/apps', body)
@@ -74,6 +92,7 @@ export async function appsPage() {
   ]
 }
 
+/** @type {[key: keyof import('../types').Checklist, label: string][]} */
 const CHECKLIST = [
   ['key_made', 'Server API key made'],
   ['url_set', 'Frontend URL set'],
@@ -82,8 +101,9 @@ const CHECKLIST = [
   ['first_complete', 'First complete'],
 ]
 
+/** @param {{ appId: string }} params */
 export async function appPage({ appId }) {
-  const base = `/sandbox/apps/${seg(appId)}`
+  const base = /** @type {const} */ (`/sandbox/apps/${seg(appId)}`)
   const [app, { payments }, { ads }, { notifications }, checklist, adScript] = await Promise.all([
     get(base),
     get(`${base}/payments?limit=10`),
@@ -134,6 +154,7 @@ export async function appPage({ appId }) {
   ]
 }
 
+/** @param {import('../types').Checklist} checklist */
 function checklistCard(checklist) {
   const steps = CHECKLIST.map(([key, label]) => {
     const step = checklist[key]
@@ -149,6 +170,7 @@ function checklistCard(checklist) {
   return card(`Setup checklist (${done} of ${CHECKLIST.length})`, null, h('ul', { class: 'checklist' }, steps))
 }
 
+/** @param {App} app */
 function editCard(app) {
   const edit = form(
     { class: 'inline-form', 'data-testid': 'edit-app' },
@@ -167,8 +189,10 @@ function editCard(app) {
       ),
       h('button', { type: 'submit', class: 'primary' }, 'Save'),
     ],
+    /** @param {{ name: string, url: string }} values */
     async (values) => {
       const { name, url } = checkedApp(values)
+      /** @type {Body<'/sandbox/apps/{app_id}', 'PATCH'>} */
       const body = {}
       if (name !== app.name) body.name = name
       if (url !== (app.url ?? '')) body.url = url === '' ? null : url
@@ -181,6 +205,7 @@ function editCard(app) {
   return card('Edit the app', null, edit)
 }
 
+/** @param {App} app */
 function keysCard(app) {
   const rows = app.keys.map((key) =>
     h(
@@ -218,7 +243,7 @@ function keysCard(app) {
       }
       toast('New key issued: switch your backend to it, then revoke the old one')
       await render()
-      document.getElementById('main').focus()
+      byId('main').focus()
     },
     { kind: 'small', testid: 'rotate-key' },
   )
@@ -234,7 +259,11 @@ function keysCard(app) {
   )
 }
 
-/** One payment as a table row (the app page and the payments search share it). */
+/**
+ * One payment as a table row (the app page and the payments search share it).
+ * @param {string} appId
+ * @param {import('../types').PaymentItem} payment
+ */
 export function paymentRow(appId, payment) {
   const tx = payment.transaction
   return h(
@@ -276,6 +305,10 @@ export function paymentRow(appId, payment) {
 // The state comes second: on a phone it shows without scrolling the table.
 export const PAYMENT_HEADERS = ['Payment', 'State', 'Amount', 'Type', 'User', 'Created', 'Ledger transaction']
 
+/**
+ * @param {string} appId
+ * @param {import('../types').PaymentItem[]} payments
+ */
 function recentPayments(appId, payments) {
   return card(
     'Latest payments',
@@ -289,7 +322,19 @@ function recentPayments(appId, payments) {
   )
 }
 
+/**
+ * @param {App} app
+ * @param {import('../types').Ad[]} ads
+ * @param {import('../types').AdScript} active
+ */
 function adsCard(app, ads, active) {
+  /**
+   * A button that settles `ad` as `status`.
+   * @param {import('../types').Ad} ad
+   * @param {Body<'/sandbox/ads/{adId}/status', 'POST'>['mediator_ack_status']} status
+   * @param {string} label
+   * @param {string} kind
+   */
   const move = (ad, status, label, kind) =>
     action(
       label,
@@ -331,8 +376,10 @@ function adsCard(app, ads, active) {
       field('Only for user id (optional)', h('input', { name: 'user_id', maxlength: 64, placeholder: 'every user' })),
       h('button', { type: 'submit', class: 'primary', value: 'set' }, 'Set script'),
     ],
+    /** @param {{ result: AdScriptBody['result'], mediator_ack_status: NonNullable<AdScriptBody['mediator_ack_status']>, count: string, user_id: string }} values */
     async (values) => {
       const path = scriptPath(app.app_id, values.user_id)
+      /** @type {AdScriptBody} */
       const body = { result: values.result, mediator_ack_status: values.mediator_ack_status }
       if (values.count !== '') body.count = Number(values.count)
       const applied = await put(path, body)
@@ -344,7 +391,7 @@ function adsCard(app, ads, active) {
   const clear = action(
     'Back to default',
     async () => {
-      const userId = script.querySelector('input[name="user_id"]').value
+      const userId = /** @type {HTMLInputElement} */ (script.elements.namedItem('user_id')).value
       await del(scriptPath(app.app_id, userId))
       toast('Ad script cleared: ads are available, the user decides, the mediator grants')
       await render()
@@ -370,11 +417,18 @@ function adsCard(app, ads, active) {
   )
 }
 
+/**
+ * The ad script of the app, or of one user in it (`userId` not blank).
+ * @param {string} appId
+ * @param {string} userId
+ * @returns {`/sandbox/apps/${string}/ads/script` | `/sandbox/apps/${string}/users/${string}/ads/script`}
+ */
 function scriptPath(appId, userId) {
   const user = (userId ?? '').trim()
   return user === '' ? `/sandbox/apps/${seg(appId)}/ads/script` : `/sandbox/apps/${seg(appId)}/users/${seg(user)}/ads/script`
 }
 
+/** @param {import('../types').SentNotification[]} notifications */
 function notificationsCard(notifications) {
   const rows = notifications.map((n) =>
     h(

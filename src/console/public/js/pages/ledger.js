@@ -1,15 +1,25 @@
+// @ts-check
 // A readable ledger: transactions newest first, one transaction with its operations, one
 // account with its balances and transactions. Read from the Horizon API at /ledger.
 
 import { h } from '../../../../web/ui/dom.js'
 import { formatUtcTime, shortId } from '../../../../web/ui/format.js'
+import { pagedTable, table } from '../../../../web/ui/tables.js'
 import { ledgerGet, seg } from '../api.js'
-import { pagedTable, table } from '../components.js'
 import { card, code, external, facts, pageTitle } from '../parts.js'
 import { accountLink, txLink } from '../shared.js'
 
+/**
+ * The cursor a Horizon page link carries, or null for none.
+ * @param {string | undefined} href
+ */
 const cursorOf = (href) => (href ? (new URL(href, location.href).searchParams.get('cursor') ?? null) : null)
 
+/**
+ * The ledger's transactions, or an account's, newest first in pages of 25.
+ * @param {'/transactions' | `/accounts/${string}/transactions`} path
+ * @param {string} testid
+ */
 function transactionsTable(path, testid) {
   return pagedTable({
     headers: ['Transaction', 'Ledger', 'At', 'Source', 'Memo', 'Operations'],
@@ -30,7 +40,7 @@ function transactionsTable(path, testid) {
           h('td', { class: 'num' }, String(tx.operation_count)),
         ),
       )
-      return { rows, next: records.length < 25 ? null : cursorOf(page._links?.next?.href) }
+      return { rows, next: records.length < 25 ? null : cursorOf(page?._links?.next?.href) }
     },
   })
 }
@@ -43,6 +53,7 @@ export async function ledgerPage() {
   ]
 }
 
+/** @param {{ hash: string }} params */
 export async function transactionPage({ hash }) {
   const [tx, ops] = await Promise.all([ledgerGet(`/transactions/${seg(hash)}`), ledgerGet(`/transactions/${seg(hash)}/operations`)])
   if (tx === null) throw new Error(`No transaction ${hash} on the ledger.`)
@@ -51,9 +62,10 @@ export async function transactionPage({ hash }) {
       'tr',
       {},
       h('td', {}, op.type),
-      h('td', {}, op.from ? accountLink(op.from) : op.funder ? accountLink(op.funder) : '—'),
-      h('td', {}, op.to ? accountLink(op.to) : op.account ? accountLink(op.account) : '—'),
-      h('td', { class: 'num' }, op.amount ?? op.starting_balance ?? '—'),
+      // The ledger's operations are payments (its schema lists no other type).
+      h('td', {}, op.from ? accountLink(op.from) : '—'),
+      h('td', {}, op.to ? accountLink(op.to) : '—'),
+      h('td', { class: 'num' }, op.amount ?? '—'),
     ),
   )
   return [
@@ -83,6 +95,7 @@ export async function transactionPage({ hash }) {
   ]
 }
 
+/** @param {{ address: string }} params */
 export async function accountPage({ address }) {
   const account = await ledgerGet(`/accounts/${seg(address)}`)
   if (account === null) throw new Error(`No account ${address} on the ledger.`)
@@ -90,7 +103,8 @@ export async function accountPage({ address }) {
     h(
       'tr',
       {},
-      h('td', {}, b.asset_type === 'native' ? 'test Pi' : b.asset_code),
+      // The ledger holds test Pi only: its schema's asset_type is 'native'.
+      h('td', {}, b.asset_type === 'native' ? 'test Pi' : '—'),
       h('td', { class: 'num', 'data-testid': 'account-balance' }, b.balance),
     ),
   )

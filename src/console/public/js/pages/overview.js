@@ -1,13 +1,16 @@
+// @ts-check
 // An app at a glance: its payments by state (how many, how much), the error rate of its last hour
 // of calls, how long each of its lists is, and the exports of its data.
 
 import { h } from '../../../../web/ui/dom.js'
+import { action } from '../../../../web/ui/forms.js'
+import { table } from '../../../../web/ui/tables.js'
 import { get, seg } from '../api.js'
-import { action, table } from '../components.js'
 import { exportButtons } from '../export.js'
 import { card, facts, pageTitle } from '../parts.js'
 import { render } from '../router.js'
 
+/** @type {Record<import('../types').PaymentState, string>} */
 const STATE_LABELS = {
   created: 'created',
   approved: 'approved',
@@ -17,13 +20,22 @@ const STATE_LABELS = {
   cancelled: 'cancelled',
 }
 
-/** A share as a percentage a person reads: 0.2857 → 28.6 %. */
+/**
+ * A share as a percentage a person reads: 0.2857 → 28.6 %.
+ * @param {number | null} rate
+ */
 const percent = (rate) => (rate === null ? '—' : `${(Math.round(rate * 1000) / 10).toLocaleString('en')} %`)
 
+/** @param {{ appId: string }} params */
 export async function overviewPage({ appId }) {
-  const base = `/sandbox/apps/${seg(appId)}`
+  const base = /** @type {const} */ (`/sandbox/apps/${seg(appId)}`)
   const overview = await get(`${base}/overview`)
   const { payments, last_hour: hour, totals } = overview
+  /**
+   * @param {string} href
+   * @param {string} text
+   * @param {string} [testid]
+   */
   const link = (href, text, testid) => h('a', { href, 'data-testid': testid }, text)
   const stateRows = payments.by_state.map((s) =>
     h(

@@ -1,17 +1,20 @@
+// @ts-check
 // Payments: search and paging, one payment with its timeline, and why a user is blocked (with
 // the actions that unstick them).
 
 import { h } from '../../../../web/ui/dom.js'
 import { formatUtcTime, shortId } from '../../../../web/ui/format.js'
+import { action, searchBox } from '../../../../web/ui/forms.js'
+import { pagedTable, table } from '../../../../web/ui/tables.js'
 import { toast } from '../../../../web/ui/toast.js'
 import { get, post, query, seg } from '../api.js'
-import { action, pagedTable, searchBox, table } from '../components.js'
 import { exportButtons } from '../export.js'
 import { card, code, external, facts, field, pageTitle, select } from '../parts.js'
 import { render } from '../router.js'
 import { accountLink, flagsText, stateBadge, txLink } from '../shared.js'
 import { PAYMENT_HEADERS, paymentRow } from './apps.js'
 
+/** @type {[text: string, value: string][]} */
 const STATES = [
   ['any state', ''],
   ['created', 'created'],
@@ -21,12 +24,14 @@ const STATES = [
   ['completed', 'completed'],
   ['cancelled', 'cancelled'],
 ]
+/** @type {[text: string, value: string][]} */
 const DIRECTIONS = [
   ['both directions', ''],
   ['user to app (U2A)', 'user_to_app'],
   ['app to user (A2U)', 'app_to_user'],
 ]
 
+/** @param {{ appId: string }} params */
 export async function paymentsPage({ appId }) {
   const app = await get(`/sandbox/apps/${seg(appId)}`)
   const filters = { q: '', state: '', direction: '' }
@@ -39,7 +44,7 @@ export async function paymentsPage({ appId }) {
       return { rows: payments.map((payment) => paymentRow(appId, payment)), next: next_cursor, total, size: 50 }
     },
   })
-  list.el.querySelector('table').classList.add('payments')
+  list.el.querySelector('table')?.classList.add('payments')
   const search = searchBox({
     label: 'Find a payment (id, txid, user or memo)',
     placeholder: 'payment id, txid, username, memo…',
@@ -78,6 +83,7 @@ export async function paymentsPage({ appId }) {
   ]
 }
 
+/** @type {Record<string, string>} who did what a timeline says */
 const ACTORS = {
   app: 'the app',
   user: 'the user',
@@ -86,6 +92,7 @@ const ACTORS = {
   sandbox: 'the sandbox (console)',
 }
 
+/** @param {{ appId: string, paymentId: string }} params */
 export async function paymentPage({ appId, paymentId }) {
   const detail = await get(`/sandbox/apps/${seg(appId)}/payments/${seg(paymentId)}`)
   const { payment, user, advice } = detail
@@ -167,8 +174,14 @@ export async function paymentPage({ appId, paymentId }) {
   ]
 }
 
+/**
+ * The console's buttons that move a payment on (complete it as the app, cancel it), as its advice offers them.
+ * @param {string} appId
+ * @param {{ identifier: string }} payment
+ * @param {import('../types').Advice} advice
+ */
 function sandboxActions(appId, payment, advice) {
-  const base = `/sandbox/apps/${seg(appId)}/payments/${seg(payment.identifier)}`
+  const base = /** @type {const} */ (`/sandbox/apps/${seg(appId)}/payments/${seg(payment.identifier)}`)
   const buttons = advice.sandbox_actions.map((name) =>
     name === 'complete'
       ? action(
@@ -193,6 +206,7 @@ function sandboxActions(appId, payment, advice) {
   return buttons.length === 0 ? null : h('div', { class: 'actions' }, buttons)
 }
 
+/** @param {{ appId: string, userId: string }} params */
 export async function blockingPage({ appId, userId }) {
   const [app, view, user] = await Promise.all([
     get(`/sandbox/apps/${seg(appId)}`),

@@ -1,23 +1,31 @@
+// @ts-check
 // The platform: clock (advance, back to real time), ledger check, fund any wallet, active
 // faults, and a reset of the sandbox's data.
 
 import { confirmDialog } from '../../../../web/ui/dialogs.js'
 import { h } from '../../../../web/ui/dom.js'
 import { formatDuration, formatUtcTime } from '../../../../web/ui/format.js'
+import { action, form } from '../../../../web/ui/forms.js'
+import { table } from '../../../../web/ui/tables.js'
 import { toast } from '../../../../web/ui/toast.js'
-import { del, get, hasRoute, post } from '../api.js'
+import { del, get, hasRoute, post, servedDocument } from '../api.js'
 import { advanceClock, MAX_ADVANCE_SECONDS, resetClock, setClock } from '../clock.js'
-import { action, form, table } from '../components.js'
 import { badge, card, code, facts, field, pageTitle, select } from '../parts.js'
 import { render } from '../router.js'
 import { fundForm, reveal, revealPanel } from '../shared.js'
 
+/** @typedef {import('../../../../web/api/routes').Body<'/sandbox/faults', 'POST'>} FaultBody */
+/** @typedef {import('../types').Fault} Fault */
+/** @typedef {{ routes: string[], ids: string[] }} V2Operations the /v2 routes (`GET /v2/me`) and their operationIds */
+
+/** @type {[label: string, seconds: number][]} */
 const ADVANCE_PRESETS = [
   ['+1 min', 60],
   ['+1 hour', 3600],
   ['+1 day', 86_400],
   ['+30 days', 30 * 86_400],
 ]
+/** @type {[text: string, seconds: number][]} */
 const UNITS = [
   ['seconds', 1],
   ['minutes', 60],
@@ -25,7 +33,11 @@ const UNITS = [
   ['days', 86_400],
 ]
 
-/** A sandbox route this Plinth may not have yet: null when it does not. */
+/**
+ * A sandbox route this Plinth may not have yet: null when it does not.
+ * @template {string} P
+ * @param {P} path
+ */
 async function optional(path) {
   return (await hasRoute(path)) ? get(path) : null
 }
@@ -47,6 +59,7 @@ export async function platformPage() {
       field('Unit', select('unit', UNITS, 3600)),
       h('button', { type: 'submit', class: 'primary' }, 'Advance'),
     ],
+    /** @param {{ amount: string, unit: string }} values */
     async (values) => {
       const seconds = Math.round(Number(values.amount) * Number(values.unit))
       if (!(seconds > 0)) throw new Error('Advance by a positive amount.')
@@ -125,28 +138,29 @@ export async function platformPage() {
   ]
 }
 
+/** @type {Promise<V2Operations> | undefined} */
 let operations
-/** The /v2 routes and operationIds this Plinth serves (from its OpenAPI document), fetched once. */
+/** The /v2 routes and operationIds this Plinth serves (from its OpenAPI document), read once. */
 function v2Operations() {
-  operations ??= fetch('/docs/json')
-    .then((response) => (response.ok ? response.json() : { paths: {} }))
-    .catch(() => ({ paths: {} }))
-    .then((doc) => {
-      const routes = []
-      const ids = []
-      for (const [path, methods] of Object.entries(doc.paths ?? {})) {
-        if (!path.startsWith('/v2/')) continue
-        for (const [method, op] of Object.entries(methods)) {
-          if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue
-          routes.push(`${method.toUpperCase()} ${path}`)
-          if (op.operationId) ids.push(op.operationId)
-        }
+  operations ??= servedDocument().then((doc) => {
+    /** @type {string[]} */
+    const routes = []
+    /** @type {string[]} */
+    const ids = []
+    for (const [path, methods] of Object.entries(doc.paths ?? {})) {
+      if (!path.startsWith('/v2/')) continue
+      for (const [method, op] of Object.entries(methods)) {
+        if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue
+        routes.push(`${method.toUpperCase()} ${path}`)
+        if (op.operationId) ids.push(op.operationId)
       }
-      return { routes: routes.sort(), ids: ids.sort() }
-    })
+    }
+    return { routes: routes.sort(), ids: ids.sort() }
+  })
   return operations
 }
 
+/** @type {[text: string, value: string][]} */
 const EFFECTS = [
   ['answer 503 (unavailable)', 'status:503'],
   ['answer 500 (server error)', 'status:500'],
@@ -156,33 +170,49 @@ const EFFECTS = [
   ['drop the connection', 'drop'],
 ]
 
-/** Whole numbers within bounds, checked before sending (the API's bounds). */
+/**
+ * Whole numbers within bounds, checked before sending (the API's bounds).
+ * @param {string} text
+ * @param {string} label
+ * @param {number} min
+ * @param {number} max
+ */
 function wholeNumber(text, label, min, max) {
   const n = Number(text)
   if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${label} is a whole number from ${min} to ${max} (got "${text}").`)
   return n
 }
 
-/** The body of POST /sandbox/faults from the form's values; every field the API takes. */
+/**
+ * The body of POST /sandbox/faults from the form's values; every field the API takes.
+ * @param {{ app_id?: string, effect: string, when: NonNullable<FaultBody['when']>, route?: string, operation_id?: string, user_uid?: string, retry_after_seconds?: string, delay_ms?: string, times?: string, probability?: string }} values
+ */
 function faultBody(values) {
-  const body = { app_id: values.app_id, effect: {}, when: values.when }
-  if (!body.app_id) throw new Error('Choose the app whose calls fail.')
+  if (!values.app_id) throw new Error('Choose the app whose calls fail.')
+  /** @type {NonNullable<FaultBody['match']>} */
   const match = {}
-  for (const name of ['route', 'operation_id', 'user_uid']) {
+  for (const name of /** @type {const} */ (['route', 'operation_id', 'user_uid'])) {
     const value = (values[name] ?? '').trim()
     if (value !== '') match[name] = value
   }
-  if (Object.keys(match).length > 0) body.match = match
+  /** @type {FaultBody['effect']} */
+  let effect
   if (values.effect.startsWith('status:')) {
-    body.effect.status = Number(values.effect.slice(7))
+    // The effect select offers these four statuses only.
+    const status = /** @type {500 | 429 | 503 | 502} */ (Number(values.effect.slice(7)))
+    /** @type {{ status: typeof status, retry_after_seconds?: number }} */
+    const answer = { status }
     const retry = (values.retry_after_seconds ?? '').trim()
-    if (retry !== '' && [429, 503].includes(body.effect.status))
-      body.effect.retry_after_seconds = wholeNumber(retry, 'Retry-After', 0, 86_400)
+    if (retry !== '' && [429, 503].includes(status)) answer.retry_after_seconds = wholeNumber(retry, 'Retry-After', 0, 86_400)
+    effect = answer
   } else if (values.effect === 'delay') {
-    body.effect.delay_ms = wholeNumber((values.delay_ms ?? '').trim(), 'The delay (ms)', 1, 30_000)
+    effect = { delay_ms: wholeNumber((values.delay_ms ?? '').trim(), 'The delay (ms)', 1, 30_000) }
   } else {
-    body.effect.drop = true
+    effect = { drop: true }
   }
+  /** @type {FaultBody} */
+  const body = { app_id: values.app_id, effect, when: values.when }
+  if (Object.keys(match).length > 0) body.match = match
   const times = (values.times ?? '').trim()
   if (times !== '') body.times = wholeNumber(times, 'For how many calls', 1, 1_000_000)
   const probability = (values.probability ?? '').trim()
@@ -194,6 +224,10 @@ function faultBody(values) {
   return body
 }
 
+/**
+ * @param {import('../types').AppItem[]} apps
+ * @param {V2Operations} v2
+ */
 function faultForm(apps, v2) {
   const effect = select('effect', EFFECTS, 'status:503')
   const retry = field(
@@ -208,6 +242,10 @@ function faultForm(apps, v2) {
   }
   effect.addEventListener('change', showEffectFields)
   showEffectFields()
+  /**
+   * @param {string} id
+   * @param {string[]} values
+   */
   const list = (id, values) =>
     h(
       'datalist',
@@ -255,6 +293,7 @@ function faultForm(apps, v2) {
       list('fault-operations', v2.ids),
       h('button', { type: 'submit', class: 'primary' }, 'Add fault'),
     ],
+    /** @param {Parameters<typeof faultBody>[0]} values */
     async (values) => {
       const created = await post('/sandbox/faults', faultBody(values))
       toast(`Fault added: ${describeCalls(created.match)} ${describeEffect(created.effect)}`)
@@ -263,17 +302,24 @@ function faultForm(apps, v2) {
   )
 }
 
+/** @param {Fault['match']} match */
 const describeCalls = (match) =>
   [match.route ?? match.operation_id ?? 'every /v2 call', match.user_uid ? `of user uid ${match.user_uid}` : null].filter(Boolean).join(' ')
 
+/** @param {Fault['effect']} e */
 function describeEffect(e) {
-  if (e.status !== undefined)
-    return `answers ${e.status}${e.retry_after_seconds === undefined ? '' : `, Retry-After ${e.retry_after_seconds} s`}`
-  return e.delay_ms !== undefined ? `delays ${e.delay_ms} ms` : 'drops the connection'
+  if ('status' in e) return `answers ${e.status}${e.retry_after_seconds === undefined ? '' : `, Retry-After ${e.retry_after_seconds} s`}`
+  return 'delay_ms' in e ? `delays ${e.delay_ms} ms` : 'drops the connection'
 }
 
+/** @param {number} p */
 const percent = (p) => `${Math.round(p * 10_000) / 100}%`
 
+/**
+ * @param {Fault[]} faults
+ * @param {import('../types').AppItem[]} apps
+ * @param {V2Operations} v2
+ */
 function faultsCard(faults, apps, v2) {
   const names = new Map(apps.map((app) => [app.app_id, app.name]))
   const active = faults.filter((fault) => fault.times_left !== 0)
@@ -351,7 +397,8 @@ function resetCard() {
       if (!sure) return
       // The figures on screen describe the platform being deleted: hide them until the new ones load.
       for (const el of document.querySelectorAll('#main .figures')) el.replaceChildren(h('p', { class: 'muted' }, 'Resetting…'))
-      const result = await post('/sandbox/reset', { seed: seed.value })
+      // The seed select offers these two.
+      const result = await post('/sandbox/reset', { seed: /** @type {'demo' | 'empty'} */ (seed.value) })
       if (result.demo !== undefined) {
         reveal.current = {
           owner: 'platform',

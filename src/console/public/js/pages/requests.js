@@ -1,17 +1,23 @@
+// @ts-check
 // The request log of an app: filters (status, route, user, error), paging back, a live tail that
 // polls for newer entries with after=<cursor>, and exports. One entry: its headers, query string
 // and bodies (as stored, redacted), the call as a curl command, and a replay.
 
 import { h } from '../../../../web/ui/dom.js'
 import { formatUtcTime, shortId } from '../../../../web/ui/format.js'
-import { toast } from '../../../../web/ui/toast.js'
+import { action } from '../../../../web/ui/forms.js'
+import { table, tableOf } from '../../../../web/ui/tables.js'
+import { reportError, toast } from '../../../../web/ui/toast.js'
 import { get, post, query, seg } from '../api.js'
-import { action, copy, report, table } from '../components.js'
 import { exportButtons } from '../export.js'
 import { badge, card, code, facts, field, pageTitle, select } from '../parts.js'
 import { currentRoute, onLeave } from '../router.js'
+import { copy } from '../shared.js'
 
 const TAIL_MS = 1500
+/** @typedef {import('../types').RequestEntry} RequestEntry */
+
+/** @type {[text: string, value: string][]} */
 const STATUSES = [
   ['any status', ''],
   ['2xx', '2xx'],
@@ -23,9 +29,18 @@ const STATUSES = [
   ['409', '409'],
 ]
 
+/** @param {number} status */
 const statusBadge = (status) => badge(String(status), status < 300 ? 'ok' : status < 500 ? 'warn' : 'off')
+/**
+ * @param {string} appId
+ * @param {string} id
+ */
 const requestHref = (appId, id) => `#/apps/${seg(appId)}/requests/${seg(id)}`
 
+/**
+ * @param {string} appId
+ * @param {RequestEntry} entry
+ */
 function requestRow(appId, entry) {
   return h(
     'tr',
@@ -55,6 +70,7 @@ function requestRow(appId, entry) {
   )
 }
 
+/** @param {{ appId: string }} params */
 export async function requestsPage({ appId }) {
   const app = await get(`/sandbox/apps/${seg(appId)}`)
   const initial = Object.fromEntries(new URLSearchParams(currentRoute().split('?')[1] ?? ''))
@@ -63,15 +79,18 @@ export async function requestsPage({ appId }) {
   const status = h('span', { class: 'muted small', 'aria-live': 'polite', 'data-testid': 'requests-status' })
   const older = h('button', { type: 'button', class: 'small', 'data-testid': 'requests-next' }, 'Older →')
   const tailBox = h('input', { type: 'checkbox', checked: true, 'data-testid': 'live-tail' })
+  /** @type {string | null} the cursor of the older entries */
   let next = null
+  /** @type {string | null} the cursor after the newest entry shown, which the live tail polls from */
   let newest = null
   let total = 0
   let shown = 0
   // "N of total": what the table holds of every entry that matches the filters.
   const counted = () => `${shown} of ${total} shown`
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
   let timer
   let generation = 0
-  const base = `/sandbox/apps/${seg(appId)}/requests`
+  const base = /** @type {const} */ (`/sandbox/apps/${seg(appId)}/requests`)
   const emptyRow = () => h('tr', { class: 'empty-row' }, h('td', { colspan: 7, class: 'empty' }, 'No request matches yet.'))
 
   const load = async () => {
@@ -88,7 +107,7 @@ export async function requestsPage({ appId }) {
       status.textContent = page.enabled ? counted() : 'The request log is off in this process (PLINTH_REQUEST_LOG).'
     } catch (error) {
       status.textContent = ''
-      report(error)
+      reportError(error)
     }
     older.disabled = next === null
   }
@@ -122,7 +141,7 @@ export async function requestsPage({ appId }) {
       shown += page.requests.length
       status.textContent = counted()
     } catch (error) {
-      report(error)
+      reportError(error)
     }
     older.disabled = next === null
   })
@@ -130,6 +149,10 @@ export async function requestsPage({ appId }) {
 
   const filterForm = h('form', { class: 'inline-form', 'data-testid': 'request-filters' })
   const statusSelect = select('status', STATUSES, filters.status)
+  /**
+   * @param {'route' | 'user' | 'error'} name
+   * @param {string} placeholder
+   */
   const input = (name, placeholder) => h('input', { name, placeholder, maxlength: 200, value: filters[name] })
   filterForm.append(
     field('Status', statusSelect),
@@ -139,7 +162,9 @@ export async function requestsPage({ appId }) {
     h('button', { type: 'submit', class: 'primary' }, 'Filter'),
   )
   const apply = () => {
-    for (const name of Object.keys(filters)) filters[name] = filterForm.elements[name].value.trim()
+    for (const name of /** @type {(keyof typeof filters)[]} */ (Object.keys(filters))) {
+      filters[name] = /** @type {HTMLInputElement | HTMLSelectElement} */ (filterForm.elements.namedItem(name)).value.trim()
+    }
     load()
   }
   filterForm.addEventListener('submit', (event) => {
@@ -169,37 +194,25 @@ export async function requestsPage({ appId }) {
         // The export takes the filters in force when it is clicked.
         exportButtons(() => `${base}/export${query(filters)}`, 'export-requests'),
       ],
-      h(
-        'div',
-        { class: 'table-wrap' },
-        h(
-          'table',
-          { 'data-testid': 'requests' },
-          h(
-            'thead',
-            {},
-            h(
-              'tr',
-              {},
-              ['Time', 'Status', 'Call', 'Error', 'By', 'Latency', 'Request id'].map((text) => h('th', { scope: 'col' }, text)),
-            ),
-          ),
-          body,
-        ),
-      ),
+      tableOf(body, ['Time', 'Status', 'Call', 'Error', 'By', 'Latency', 'Request id'], { 'data-testid': 'requests' }),
       h('div', { class: 'pager' }, older, status),
     ),
   ]
 }
 
-/** One entry; `by-request-id?request_id=…&user=…` finds it from a payment's timeline. */
+/**
+ * One entry; `by-request-id?request_id=…&user=…` finds it from a payment's timeline.
+ * @param {{ appId: string, id: string }} params
+ */
 export async function requestPage({ appId, id }) {
+  /** @type {RequestEntry} */
   let entry
   if (id === 'by-request-id') {
     entry = await findByRequestId(appId, Object.fromEntries(new URLSearchParams(currentRoute().split('?')[1] ?? '')))
   } else {
     entry = await get(`/sandbox/apps/${seg(appId)}/requests/${seg(id)}`)
   }
+  /** @param {string | null} text */
   const pretty = (text) => {
     if (text === null) return '—'
     try {
@@ -208,7 +221,7 @@ export async function requestPage({ appId, id }) {
       return text
     }
   }
-  const base = `/sandbox/apps/${seg(appId)}/requests`
+  const base = /** @type {const} */ (`/sandbox/apps/${seg(appId)}/requests`)
   const curl = curlCommand(entry)
   const result = h('div', { 'data-testid': 'replay-result', 'aria-live': 'polite' })
   const replay = action(
@@ -284,6 +297,11 @@ export async function requestPage({ appId, id }) {
   ]
 }
 
+/**
+ * @param {string} title
+ * @param {Record<string, string> | null | undefined} headers
+ * @param {string} testid
+ */
 function headersCard(title, headers, testid) {
   if (headers === null || headers === undefined) return card(title, null, h('p', { class: 'muted' }, 'Not recorded for this entry.'))
   const rows = Object.entries(headers).map(([name, value]) =>
@@ -296,13 +314,17 @@ function headersCard(title, headers, testid) {
 const NOT_COPIED =
   /^(host|content-length|connection|keep-alive|transfer-encoding|accept-encoding|user-agent|origin|referer|cookie|authorization|x-request-id|sec-.*)$/
 
-/** POSIX shell single quotes: the text exactly, whatever it holds. */
+/**
+ * POSIX shell single quotes: the text exactly, whatever it holds.
+ * @param {string} text
+ */
 const shellQuote = (text) => `'${String(text).replaceAll("'", "'\\''")}'`
 
 /**
  * The call as a curl command: method, URL with its query, the headers worth sending, the body. The
  * credential is a shell variable, never a value: `$PLINTH_APP_KEY` for a key call (the key itself
  * is never stored), `$PLINTH_ACCESS_TOKEN` for a user's call.
+ * @param {RequestEntry} entry
  */
 export function curlCommand(entry) {
   const url = `${location.origin}${entry.path}${entry.query === null ? '' : `?${entry.query}`}`
@@ -316,8 +338,13 @@ export function curlCommand(entry) {
   return lines.join(' \\\n  ')
 }
 
-/** The log has no request_id filter: look through the actor's latest entries (at most 1,000). */
+/**
+ * The log has no request_id filter: look through the actor's latest entries (at most 1,000).
+ * @param {string} appId
+ * @param {{ request_id?: string, user?: string }} search
+ */
 async function findByRequestId(appId, { request_id: requestId, user }) {
+  /** @type {string | undefined} */
   let before
   for (let page = 0; page < 5; page++) {
     const answer = await get(`/sandbox/apps/${seg(appId)}/requests${query({ user, before, limit: 200 })}`)

@@ -1,3 +1,4 @@
+// @ts-check
 // One search box in the header across apps, users, payments, txids and request ids
 // (GET /sandbox/search), and the page of its results (#/search?q=…).
 
@@ -6,6 +7,7 @@ import { get, query } from '../api.js'
 import { card, pageTitle } from '../parts.js'
 import { currentRoute, render } from '../router.js'
 
+/** @type {[type: string, title: string][]} */
 const GROUPS = [
   ['app', 'Apps'],
   ['user', 'Users'],
@@ -19,7 +21,7 @@ const MAX_QUERY = 200
 export function mountSearch() {
   const formEl = document.getElementById('global-search')
   const input = document.getElementById('global-search-input')
-  if (formEl === null || input === null) return
+  if (formEl === null || !(input instanceof HTMLInputElement)) return
   formEl.addEventListener('submit', (event) => {
     event.preventDefault()
     const q = input.value.trim()
@@ -30,13 +32,16 @@ export function mountSearch() {
   })
 }
 
-/** The console's own link for a hit: the hash of its console_url. */
+/**
+ * The console's own link for a hit: the hash of its console_url.
+ * @param {string} url
+ */
 const hashOf = (url) => url.slice(url.indexOf('#'))
 
 export async function searchPage() {
   const q = (new URLSearchParams(currentRoute().split('?')[1] ?? '').get('q') ?? '').trim().slice(0, MAX_QUERY)
   const input = document.getElementById('global-search-input')
-  if (input !== null && input.value.trim() !== q) input.value = q
+  if (input instanceof HTMLInputElement && input.value.trim() !== q) input.value = q
   if (q === '') {
     return [pageTitle('Search', 'Type an app, user, payment or request id, a name, a txid or a memo in the box above.')]
   }

@@ -1,24 +1,28 @@
+// @ts-check
 // Snapshots: save the whole platform under a name, restore it, delete it, download it as a file
 // and import a file (docs/testing.md, "Reset and snapshots").
 
 import { confirmDialog } from '../../../../web/ui/dialogs.js'
 import { h } from '../../../../web/ui/dom.js'
 import { formatUtcTime } from '../../../../web/ui/format.js'
+import { action, form } from '../../../../web/ui/forms.js'
+import { table } from '../../../../web/ui/tables.js'
 import { toast } from '../../../../web/ui/toast.js'
 import { api, del, get, hasRoute, post, query, seg } from '../api.js'
 import { refreshClock } from '../clock.js'
-import { action, form, table } from '../components.js'
 import { card, code, field, pageTitle } from '../parts.js'
 import { render } from '../router.js'
 
 const NAME = '^[a-z0-9][a-z0-9_\\-]{0,62}$'
 const NAME_RULE = 'lower-case letters, digits, _ and -, starting with a letter or digit, at most 63 characters'
 
+/** @param {string} name */
 function checkName(name) {
   if (!new RegExp(NAME).test(name)) throw new Error(`A snapshot name is ${NAME_RULE} (got "${name}").`)
   return name
 }
 
+/** @param {number} bytes */
 const size = (bytes) =>
   bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MB` : bytes >= 1024 ? `${Math.round(bytes / 1024)} KB` : `${bytes} B`
 
@@ -35,6 +39,7 @@ export async function snapshotsPage() {
       h('label', { class: 'switch' }, h('input', { type: 'checkbox', name: 'replace' }), 'Replace a snapshot of that name'),
       h('button', { type: 'submit', class: 'primary' }, 'Save snapshot'),
     ],
+    /** @param {{ name: string, replace?: string }} values */
     async (values) => {
       const saved = await post('/sandbox/snapshots', { name: checkName(values.name.trim()), replace: values.replace === 'on' })
       await render()
@@ -83,6 +88,7 @@ export async function snapshotsPage() {
   ]
 }
 
+/** @param {string} name */
 async function restore(name) {
   const sure = await confirmDialog({
     title: `Restore ${name}?`,
@@ -97,7 +103,10 @@ async function restore(name) {
   toast(`Restored ${restored.name} (${Math.round(restored.took_ms)} ms)`)
 }
 
-/** Fetches the export (the admin token goes in a header, so no plain link) and saves it as a file. */
+/**
+ * Fetches the export (the admin token goes in a header, so no plain link) and saves it as a file.
+ * @param {string} name
+ */
 async function download(name) {
   const file = await api('GET', `/sandbox/snapshots/${seg(name)}/export`)
   const url = URL.createObjectURL(new Blob([JSON.stringify(file)], { type: 'application/json' }))
@@ -121,6 +130,7 @@ function importCard() {
       h('label', { class: 'switch' }, h('input', { type: 'checkbox', name: 'replace' }), 'Replace a snapshot of that name'),
       h('button', { type: 'submit', class: 'primary' }, 'Import'),
     ],
+    /** @param {{ file: File, name: string, replace?: string }} values */
     async (values) => {
       const name = values.name.trim()
       if (name !== '') checkName(name)

@@ -1,10 +1,12 @@
+// @ts-check
 // Users: search by name with paging and "sign in as" in the sandbox browser; one user's page.
 
 import { h } from '../../../../web/ui/dom.js'
 import { formatUtcTime, shortId } from '../../../../web/ui/format.js'
+import { action, form, searchBox } from '../../../../web/ui/forms.js'
+import { pagedTable, table } from '../../../../web/ui/tables.js'
 import { toast } from '../../../../web/ui/toast.js'
 import { del, get, post, query, seg } from '../api.js'
-import { action, form, pagedTable, searchBox, table } from '../components.js'
 import { exportButtons } from '../export.js'
 import { badge, card, code, facts, field, pageTitle } from '../parts.js'
 import { currentRoute, render } from '../router.js'
@@ -22,6 +24,7 @@ export async function usersPage() {
       ),
       h('button', { type: 'submit', class: 'primary' }, 'Create user'),
     ],
+    /** @param {{ username: string }} values */
     async (values) => {
       const user = await post('/sandbox/users', { username: values.username.trim() })
       reveal.current = {
@@ -88,6 +91,7 @@ export async function usersPage() {
   ]
 }
 
+/** @param {{ userId: string }} params */
 export async function userPage({ userId }) {
   const [user, { notifications }] = await Promise.all([
     get(`/sandbox/users/${seg(userId)}`),
