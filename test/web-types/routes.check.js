@@ -52,6 +52,10 @@ export function routes(id, scriptPath) {
   const key = routeOf('/sandbox/apps/{app_id}/ads/{ad_id}')
   /** @type {Same<typeof key, '/sandbox/apps/{app_id}/ads/{ad_id}'>} */
   const aKeyIsItsRoute = true
+  // A URL that is a route as written names that one only, as the router prefers a static route.
+  const incomplete = routeOf('/v2/client/payments/incomplete')
+  /** @type {Same<typeof incomplete, '/v2/client/payments/incomplete'>} */
+  const aStaticRouteWins = true
   // A URL that names no route names never.
   const nowhere = routeOf('/sandbox/nowhere')
   /** @type {Same<typeof nowhere, never>} */
@@ -66,6 +70,8 @@ export function routes(id, scriptPath) {
     either,
     key,
     nowhere,
+    incomplete,
+    aStaticRouteWins,
     scriptIsNotAnAd,
     userScriptIsNotAnAd,
     exportIsNotAPayment,
