@@ -7,6 +7,7 @@ import { faucetAccountRoutes } from '../admin/faucet-routes.js'
 import { listingReviewRoutes } from '../admin/listing-routes.js'
 import { operatorRoutes } from '../admin/operator-routes.js'
 import { adsRoutes, adsSandboxRoutes } from '../ads/ads-routes.js'
+import { portalSettings } from '../config.js'
 import { consoleRoutes } from '../console/console-routes.js'
 import { meRoutes } from '../identity/me-routes.js'
 import { horizonRoutes } from '../ledger/horizon/index.js'
@@ -199,6 +200,7 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
       await app.register(productionPageRoutes, {
         approvalWindowSeconds: ctx.config.approvalWindowSeconds,
         paymentStepUpAmount: ctx.services.paymentStepUp?.stepUpAmount,
+        developerSignup: (ctx.config.portal ?? portalSettings()).developerSignup,
       })
     },
   },
