@@ -6,6 +6,7 @@ import { approvalRoutes } from '../admin/approval-routes.js'
 import { faucetAccountRoutes } from '../admin/faucet-routes.js'
 import { listingReviewRoutes } from '../admin/listing-routes.js'
 import { operatorRoutes } from '../admin/operator-routes.js'
+import { supportRoutes } from '../admin/support-routes.js'
 import { adsRoutes, adsSandboxRoutes } from '../ads/ads-routes.js'
 import { portalSettings } from '../config.js'
 import { consoleRoutes } from '../console/console-routes.js'
@@ -110,10 +111,11 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
     serves: "/operator: the operator's console API, the whole platform (session, operator role); production mode",
     when: (ctx) => ctx.services.operator !== undefined,
     register: (app, ctx) => {
-      const { operator, listingReview } = ctx.services
-      if (operator === undefined || listingReview === undefined)
+      const { operator, listingReview, support } = ctx.services
+      if (operator === undefined || listingReview === undefined || support === undefined)
         throw new Error('the operator routes need the operator service (production mode)')
       operatorRoutes(app, { operator })
+      supportRoutes(app, { support, requestLog: ctx.products.requestLog })
       approvalRoutes(app, { operator })
       listingReviewRoutes(app, { review: listingReview })
     },
