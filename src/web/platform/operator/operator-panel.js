@@ -14,9 +14,11 @@ import { account } from '../api.js'
 import { listingQueueSection } from '../listing-ui.js'
 import { alertLine, askReason, attempter, confirmAct, detailsToggle, facts, onceBox, query, subTabs, when } from '../widgets.js'
 import { approvalsSection, issueSection, ledgerSection } from './operator-money.js'
+import { supportSection } from './support-lookup.js'
 
 const enc = encodeURIComponent
 const SECTIONS = [
+  ['support', 'Support'],
   ['users', 'Users'],
   ['apps', 'Apps'],
   ['issue', 'Issue money'],
@@ -39,6 +41,7 @@ export function createOperatorConsole(ctx) {
     const money = { attempt, section, user: ctx.user, onRequested: () => approvals?.reload() }
     let approvals
     const makers = {
+      support: () => supportSection({ signedOut: ctx.signedOut, section }),
       users: usersSection,
       apps: appsSection,
       issue: () => issueSection(money),
