@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict'
 import { before, describe, it } from 'node:test'
+import { sql } from 'kysely'
 import { type AccountBrowser, accountBrowser, adminOf, signedUp } from '../../helpers/accounts.js'
 import { assertError } from '../../helpers/payments-client.js'
 import { usePlatform } from '../../helpers/platform.js'
@@ -148,6 +149,28 @@ describe('the operator’s support lookup', () => {
     const apps = (await records('lookup-apps'))[0]
     assert.deepEqual([apps?.target, apps?.details.app_ids], ['mug', [shop.app_id]])
     assert.equal((await admin().verifyAudit()).broken_at, null, 'the chain holds')
+  })
+
+  it('shows nothing when its audit record cannot be written: a 500 without the data', async () => {
+    const db = platform.db
+    await sql`create or replace function support_refuse_test() returns trigger language plpgsql as $$
+      begin raise exception 'audit record refused by the test'; end $$`.execute(db)
+    await sql`create trigger support_refuse_test before insert on audit_log for each row
+      when (new.action like 'lookup-%' or new.action = 'view-payment') execute function support_refuse_test()`.execute(db)
+    try {
+      for (const path of [
+        `/operator/support/payments?q=${txid}`,
+        `/operator/support/payments/${paymentId}`,
+        `/operator/support/users?q=${uid}`,
+        '/operator/support/apps',
+      ]) {
+        const refused = assertError(await operator.call('GET', path), 500, 'unknown_error')
+        assert.equal(JSON.stringify(refused).includes(payer.username), false, `${path} leaks nothing`)
+        assert.equal(JSON.stringify(refused).includes(paymentId), false, `${path} leaks nothing`)
+      }
+    } finally {
+      await sql`drop trigger support_refuse_test on audit_log`.execute(db)
+    }
   })
 
   it('finds users by a part of the name, their id, wallet address or a uid; apps by name, id, wallet or owner', async () => {
