@@ -148,6 +148,13 @@ describe('the operator’s support lookup', () => {
     await operator.call('GET', '/operator/support/apps?q=mug')
     const apps = (await records('lookup-apps'))[0]
     assert.deepEqual([apps?.target, apps?.details.app_ids], ['mug', [shop.app_id]])
+    // The Users and Apps tabs' details of one user or app too.
+    assert.equal((await operator.call('GET', `/operator/users/${payer.username}`)).status, 200)
+    const viewUser = (await records('view-user'))[0]
+    assert.deepEqual([viewUser?.actor, viewUser?.target, viewUser?.details.user_id], [operatorId, payer.username, payerId])
+    assert.equal((await operator.call('GET', `/operator/apps/${shop.app_id}`)).status, 200)
+    const viewApp = (await records('view-app'))[0]
+    assert.deepEqual([viewApp?.actor, viewApp?.target], [operatorId, shop.app_id])
     assert.equal((await admin().verifyAudit()).broken_at, null, 'the chain holds')
   })
 
@@ -156,17 +163,20 @@ describe('the operator’s support lookup', () => {
     await sql`create or replace function support_refuse_test() returns trigger language plpgsql as $$
       begin raise exception 'audit record refused by the test'; end $$`.execute(db)
     await sql`create trigger support_refuse_test before insert on audit_log for each row
-      when (new.action like 'lookup-%' or new.action = 'view-payment') execute function support_refuse_test()`.execute(db)
+      when (new.action like 'lookup-%' or new.action like 'view-%') execute function support_refuse_test()`.execute(db)
     try {
       for (const path of [
         `/operator/support/payments?q=${txid}`,
         `/operator/support/payments/${paymentId}`,
         `/operator/support/users?q=${uid}`,
         '/operator/support/apps',
+        `/operator/users/${payer.username}`,
+        `/operator/apps/${shop.app_id}`,
       ]) {
         const refused = assertError(await operator.call('GET', path), 500, 'unknown_error')
         assert.equal(JSON.stringify(refused).includes(payer.username), false, `${path} leaks nothing`)
         assert.equal(JSON.stringify(refused).includes(paymentId), false, `${path} leaks nothing`)
+        assert.equal(JSON.stringify(refused).includes('Mug Shop'), false, `${path} leaks nothing`)
       }
     } finally {
       await sql`drop trigger support_refuse_test on audit_log`.execute(db)
