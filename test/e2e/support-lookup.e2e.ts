@@ -101,6 +101,15 @@ describe('production: the operator’s support lookup, in Chromium', () => {
         const trail = (await adminOf(plinth.platform).auditTrail(1000)).records
         const actions = trail.slice(0, trail.length - trailBefore).map((r) => r.action)
         assert.deepEqual(actions.sort(), ['lookup-apps', 'lookup-payments', 'lookup-users', 'view-payment'])
+
+        // From an app found by its name, its payments only: nobody's users or apps are read again.
+        await view.getByLabel('Payment id, transaction hash, username, uid, wallet address or app').fill('mug')
+        await view.getByRole('button', { name: 'Search', exact: true }).click()
+        await view.getByRole('button', { name: 'Payments of the app Mug Shop' }).click()
+        await view.getByTestId('support-scope').getByText('Payments of the app').waitFor()
+        await row.waitFor()
+        const newest = (await adminOf(plinth.platform).auditTrail(1)).records[0]
+        assert.deepEqual([newest?.action, newest?.details.q, typeof newest?.details.app_id], ['lookup-payments', null, 'string'])
         assert.deepEqual(errors, [])
       } finally {
         await context.close()

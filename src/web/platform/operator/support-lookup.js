@@ -160,7 +160,8 @@ export function supportSection(ctx) {
   })
 
   /**
-   * Reads the three lists again for `text` (payments kept to `app` when given).
+   * Reads the three lists again for `text`; with `app`, only the payments, kept to that app (the
+   * users and apps shown stay: nobody else's data is read for it).
    * @param {string} text
    * @param {string | undefined} app
    */
@@ -172,6 +173,7 @@ export function supportSection(ctx) {
     timeline.replaceChildren()
     scope.textContent = app === undefined ? '' : `Payments of the app ${app} only. Search again to look everywhere.`
     await payments.reload()
+    if (app !== undefined) return
     await users.reload()
     await apps.reload()
   }
