@@ -119,7 +119,7 @@ export function operatorRoutes(app: FastifyInstance, deps: { operator: OperatorS
         },
       },
     },
-    async (request) => operator.user(request.params.username),
+    async (request) => operator.user(sessionPrincipal(request), request.params.username, request.id),
   )
 
   for (const act of ['suspend', 'restore'] as const) {
@@ -251,7 +251,7 @@ export function operatorRoutes(app: FastifyInstance, deps: { operator: OperatorS
       },
     },
     async (request) => {
-      const found = await operator.app(request.params.app_id)
+      const found = await operator.app(sessionPrincipal(request), request.params.app_id, request.id)
       const owner = found.members.find((m) => m.role === 'owner')?.username ?? null
       return { ...found, owner }
     },

@@ -116,6 +116,10 @@ export function operatorServiceFactory(deps: {
     return { changed }
   }
 
+  /** A read of one user's or app's record in the console, in the audit log before the answer leaves (docs/operators.md, "Support lookup"). */
+  const viewed = (principal: SessionPrincipal, action: string, target: string, details: Record<string, unknown>) =>
+    inTransaction(db, (trx) => audit.append(trx, { actor: actorOf(principal), action, target, details }))
+
   const userView = (user: Awaited<ReturnType<typeof findUser>>) => ({
     user_id: user.id,
     username: user.username,
@@ -142,7 +146,8 @@ export function operatorServiceFactory(deps: {
       return rows.map((row) => ({ view: userView(row), key: row.username_key }))
     },
 
-    async user(username: string) {
+    /** A user's record with their balance and apps: another person's data, so recorded (`view-user`) before it is answered. */
+    async user(principal: SessionPrincipal, username: string, requestId: string) {
       const user = await findUser(username)
       const apps = await db
         .selectFrom('app_members as m')
@@ -157,6 +162,7 @@ export function operatorServiceFactory(deps: {
         .select(sql<string>`balance::text`.as('balance'))
         .where('address', '=', user.wallet_address)
         .executeTakeFirst()
+      await viewed(principal, 'view-user', user.username, { user_id: user.id, request_id: requestId })
       return {
         ...userView(user),
         balance: formatAmount(parseStoredAmount(balance?.balance ?? '0')),
@@ -288,7 +294,8 @@ export function operatorServiceFactory(deps: {
       }))
     },
 
-    async app(appId: string) {
+    /** An app's record with its members: recorded (`view-app`) before it is answered. */
+    async app(principal: SessionPrincipal, appId: string, requestId: string) {
       const app = await findApp(appId)
       const members = await db
         .selectFrom('app_members as m')
@@ -304,6 +311,7 @@ export function operatorServiceFactory(deps: {
         .where('app_id', '=', appId)
         .where('revoked_at', 'is', null)
         .executeTakeFirstOrThrow()
+      await viewed(principal, 'view-app', app.id, { request_id: requestId })
       return {
         app_id: app.id,
         name: app.name,

@@ -6,7 +6,9 @@ import { approvalRoutes } from '../admin/approval-routes.js'
 import { faucetAccountRoutes } from '../admin/faucet-routes.js'
 import { listingReviewRoutes } from '../admin/listing-routes.js'
 import { operatorRoutes } from '../admin/operator-routes.js'
+import { supportRoutes } from '../admin/support-routes.js'
 import { adsRoutes, adsSandboxRoutes } from '../ads/ads-routes.js'
+import { portalSettings } from '../config.js'
 import { consoleRoutes } from '../console/console-routes.js'
 import { meRoutes } from '../identity/me-routes.js'
 import { horizonRoutes } from '../ledger/horizon/index.js'
@@ -109,10 +111,11 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
     serves: "/operator: the operator's console API, the whole platform (session, operator role); production mode",
     when: (ctx) => ctx.services.operator !== undefined,
     register: (app, ctx) => {
-      const { operator, listingReview } = ctx.services
-      if (operator === undefined || listingReview === undefined)
+      const { operator, listingReview, support } = ctx.services
+      if (operator === undefined || listingReview === undefined || support === undefined)
         throw new Error('the operator routes need the operator service (production mode)')
       operatorRoutes(app, { operator })
+      supportRoutes(app, { support, requestLog: ctx.products.requestLog })
       approvalRoutes(app, { operator })
       listingReviewRoutes(app, { review: listingReview })
     },
@@ -199,6 +202,7 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
       await app.register(productionPageRoutes, {
         approvalWindowSeconds: ctx.config.approvalWindowSeconds,
         paymentStepUpAmount: ctx.services.paymentStepUp?.stepUpAmount,
+        developerSignup: (ctx.config.portal ?? portalSettings()).developerSignup,
       })
     },
   },

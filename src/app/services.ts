@@ -8,6 +8,7 @@ import { type PersonalTokensService, personalTokensServiceFactory } from '../acc
 import { type Faucet, faucetFactory } from '../admin/faucet.js'
 import { type ListingReview, listingReviewFactory } from '../admin/listing-service.js'
 import { type OperatorService, operatorServiceFactory } from '../admin/operator-service.js'
+import { type SupportService, supportServiceFactory } from '../admin/support-service.js'
 import { type AdsService, adsServiceFactory } from '../ads/ads-service.js'
 import { type AppsService, appsServiceFactory } from '../apps/apps-service.js'
 import { listingGate } from '../apps/listing-gate.js'
@@ -74,6 +75,8 @@ export interface Services {
   operator: OperatorService | undefined
   /** Production: the operator's listing queue and the owner's listing acts (docs/portal.md, "Listing"). */
   listingReview: ListingReview | undefined
+  /** Production: the operator's support lookup (docs/operators.md, "Support lookup"). */
+  support: SupportService | undefined
   portalListing: PortalListing | undefined
   /** The faucet's test-π (docs/ledger.md, "Friendbot"): limited per day in production, not in the sandbox. */
   faucet: Faucet
@@ -241,6 +244,7 @@ export function buildServices(deps: AppDeps, log: FastifyBaseLogger): Services {
     portal,
     operator,
     listingReview: production ? listingReviewFactory({ db, secretKey }) : undefined,
+    support: production ? supportServiceFactory({ db, auditKey, publicUrl: config.publicUrl, payments }) : undefined,
     portalListing: portal === undefined ? undefined : portalListingFactory({ db, auditKey, portal }),
     faucet: faucetFactory({ db, clock, secretKey, settings: config.faucet ?? faucetSettings(), limited: production }),
     sandbox: config.mode === 'sandbox' ? buildSandboxServices(deps, { db, streams, log }) : undefined,

@@ -23,6 +23,7 @@ import * as auditChainKeyed from './migrations/0021-audit-chain-keyed.js'
 import * as reauthentication from './migrations/0022-reauthentication.js'
 import * as listingFaucet from './migrations/0024-listing-faucet.js'
 import * as personalTokens from './migrations/0025-personal-tokens.js'
+import * as supportLookup from './migrations/0027-support-lookup.js'
 
 /** Ordered migrations. A new migration is a new file here, never an edit of an applied one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -50,6 +51,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0022-reauthentication': reauthentication,
   '0024-listing-faucet': listingFaucet,
   '0025-personal-tokens': personalTokens,
+  '0027-support-lookup': supportLookup,
 }
 
 /**

@@ -191,10 +191,25 @@ export function registerRequestLog(app: FastifyInstance, options: Options): Requ
   return { flush, dropped: () => droppedRows, buffered: () => buffer.length }
 }
 
-/** Calls of the platform API: the /v2 routes (the sandbox API, the ledger and the pages are not). */
+/**
+ * Calls of the platform API: the /v2 routes (the sandbox API, the ledger and the pages are not),
+ * but for the platform's own notification centre.
+ */
 function isLogged(request: FastifyRequest): boolean {
   const route = request.routeOptions.url
-  return route?.startsWith('/v2/') === true
+  return route?.startsWith('/v2/') === true && !isPlatformsOwn(request, route)
+}
+
+/**
+ * The platform page's notification centre (`/v2/client/notifications…`, with the platform's own
+ * token for each app the person allowed) polls every few seconds in each open tab, about 12 calls
+ * a minute, into the log of every app it shows: those calls are the platform's, not the app's,
+ * and would bury the app's own (docs/api.md, "Request log"). The page names itself in
+ * `X-Plinth-Client`, a header no other origin's page may send to /v2 (its CORS preflight allows
+ * only Authorization, Content-Type and X-Request-Id); the same route called by anyone else is logged.
+ */
+function isPlatformsOwn(request: FastifyRequest, route: string): boolean {
+  return route.startsWith('/v2/client/notifications') && request.headers['x-plinth-client'] === 'platform-page'
 }
 
 function operationIdOf(request: FastifyRequest): string | null {

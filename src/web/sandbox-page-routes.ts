@@ -3,6 +3,7 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import fastifyStatic from '@fastify/static'
 import type { FastifyInstance } from 'fastify'
+import type { DeveloperSignup } from '../config.js'
 import { webDir } from './web-dir.js'
 
 /**
@@ -55,7 +56,7 @@ export async function sandboxPageRoutes(app: FastifyInstance, options: SandboxPa
  */
 export async function productionPageRoutes(
   app: FastifyInstance,
-  options: { approvalWindowSeconds: number; paymentStepUpAmount: string | undefined },
+  options: { approvalWindowSeconds: number; paymentStepUpAmount: string | undefined; developerSignup: DeveloperSignup },
 ): Promise<void> {
   await platformPage(app, {
     page: '/',
@@ -64,6 +65,8 @@ export async function productionPageRoutes(
       approval_window_seconds: options.approvalWindowSeconds,
       // Above it, the payment dialog asks for the password (the server refuses the pay without it).
       payment_step_up_amount: options.paymentStepUpAmount,
+      // Who makes a user a developer (PLINTH_DEVELOPER_SIGNUP): the page offers the button, or says whom to ask.
+      developer_signup: options.developerSignup,
     },
   })
 }

@@ -1242,6 +1242,77 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/operator/support/apps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Apps, newest first: a part of the name, or exactly the id, the wallet address or the owner's username (audited: lookup-apps) */
+        get: operations["operatorSupportApps"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operator/support/payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Payments of every app, newest first: by payment, transaction, user, app or address (audited: lookup-payments)
+         * @description `q` is matched exactly against a payment identifier, a transaction hash (txid), an app id, a user (platform id, username regardless of case, a uid any app gave them, their wallet address) or an address a payment was from or to. `app_id` keeps one app’s. `before=<next_cursor>` pages back.
+         */
+        get: operations["operatorSupportPayments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operator/support/payments/{payment_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One payment of any app: its ledger transaction, what it waits for, its timeline with each step's request (audited: view-payment) */
+        get: operations["operatorSupportPayment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operator/support/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Users by name: a part of the name, or exactly their id, wallet address or a uid an app gave them (audited: lookup-users) */
+        get: operations["operatorSupportUsers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/operator/users": {
         parameters: {
             query?: never;
@@ -13474,6 +13545,474 @@ export interface operations {
                             suspended: boolean;
                             url: string | null;
                             verified: boolean;
+                        }[];
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    operatorSupportApps: {
+        parameters: {
+            query?: {
+                before?: string;
+                limit?: number;
+                /** @description A part of an app's name, or its id, wallet address or owner's username */
+                q?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        apps: {
+                            app_id: string;
+                            /** @description ISO 8601 UTC */
+                            created_at: string;
+                            name: string;
+                            network: string;
+                            owner: string | null;
+                            suspended: boolean;
+                            url: string | null;
+                            verified: boolean;
+                            wallet_address: string;
+                        }[];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    operatorSupportPayments: {
+        parameters: {
+            query?: {
+                app_id?: string;
+                before?: string;
+                limit?: number;
+                /** @description A payment id, txid, app id, user id, username, uid or wallet address */
+                q?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        next_cursor: string | null;
+                        payments: {
+                            /** @description Pi, exactly (at most 7 decimal places) */
+                            amount: string;
+                            app_id: string;
+                            app_name: string;
+                            /** @description ISO 8601 UTC */
+                            created_at: string;
+                            direction: "user_to_app" | "app_to_user";
+                            memo: string;
+                            network: string;
+                            payment_id: string;
+                            state: "created" | "approved" | "transaction_linked" | "verified" | "completed" | "cancelled";
+                            txid: string | null;
+                            /** @description The user's uid in the app */
+                            uid: string;
+                            user_id: string;
+                            username: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    operatorSupportPayment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                payment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        advice: {
+                            blocks_new_payment: boolean;
+                            next_call: string;
+                            waiting_for: string;
+                        };
+                        app: {
+                            app_id: string;
+                            name: string;
+                            suspended: boolean;
+                        };
+                        ledger_transaction: {
+                            _link: string;
+                            /** @description ISO 8601 UTC */
+                            created_at: string;
+                            fee_charged: string;
+                            hash: string;
+                            ledger: string;
+                            memo: string | null;
+                            source_account: string;
+                        } | null;
+                        payment: components["schemas"]["def-1"];
+                        state: "created" | "approved" | "transaction_linked" | "verified" | "completed" | "cancelled";
+                        /** @description Oldest first */
+                        timeline: {
+                            actor: string;
+                            actor_id: string | null;
+                            /** @description ISO 8601 UTC */
+                            at: string;
+                            detail: string | null;
+                            kind: string;
+                            request: {
+                                /** @description ISO 8601 UTC */
+                                at: string;
+                                error_code: string | null;
+                                /** @description The entry's id in the app's request log */
+                                id: string;
+                                latency_ms: number;
+                                method: string;
+                                path: string;
+                                request_body: string | null;
+                                response_body: string | null;
+                                status: number;
+                            } | null;
+                            request_id: string | null;
+                        }[];
+                        user: {
+                            suspended: boolean;
+                            uid: string;
+                            user_id: string;
+                            username: string;
+                            wallet_address: string;
+                        };
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    operatorSupportUsers: {
+        parameters: {
+            query?: {
+                after?: string;
+                limit?: number;
+                /** @description A part of a username, or a user id, wallet address or uid */
+                q?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        next_cursor: string | null;
+                        users: {
+                            /** @description ISO 8601 UTC */
+                            created_at: string;
+                            roles: string[];
+                            suspended: boolean;
+                            user_id: string;
+                            username: string;
+                            wallet_address: string;
                         }[];
                     };
                 };

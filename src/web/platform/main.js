@@ -13,6 +13,7 @@
  * `#/reset/<token>` is a password reset link an operator issued.
  */
 import { createAccountPanel } from './account/account-panel.js'
+import { createDeveloperSignup } from './account/developer-signup.js'
 import { ApiError, adminToken, call, onSessionEnded, sandbox, setAdminToken } from './api.js'
 import { createBridge } from './bridge.js'
 import { createDrawer } from './drawer.js'
@@ -120,6 +121,7 @@ async function enter(user) {
     : `Signed in as ${user.username} (${user.user_id}); click to switch user`
   for (const id of ['user-chip', 'wallet-button', 'bell']) show(byId(id), true)
   showTabs(user.roles ?? [])
+  developerSignup.show(production() ? user : undefined, state.platform.developer_signup)
   // Production keeps who is signed in in the session, not the URL.
   if (!production()) setUrl({ user: user.user_id })
   wallet.refresh()
@@ -145,6 +147,7 @@ function leave(message) {
   for (const id of ['user-chip', 'wallet-button', 'bell']) show(byId(id), false)
   // Nothing of the portal or the console stays in the page (a key shown once included).
   showTabs([])
+  developerSignup.show(undefined)
   portal.reset()
   operatorConsole.reset()
   setUrl({ user: undefined, view: undefined, portal_app: undefined })
@@ -374,6 +377,18 @@ const portal = createPortal({
   },
 })
 const operatorConsole = createOperatorConsole({ user: () => state.user, signedOut })
+// A signed-in person who is not a developer: the Become a developer button, or whom to ask (on the home view).
+const developerSignup = createDeveloperSignup({
+  signedOut,
+  becameDeveloper: () => {
+    // The button is shown only to a signed-in person.
+    const user = /** @type {PageUser} */ (state.user)
+    user.roles = [...(user.roles ?? []), 'developer']
+    showTabs(user.roles)
+    return showPortal()
+  },
+})
+byId('picker-view').append(developerSignup.element)
 const { showSignIn, showAccountSignIn, showReset, resetToken } = createSignIn({
   production,
   showView,

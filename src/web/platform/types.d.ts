@@ -18,6 +18,8 @@ export interface PlatformInfo {
   admin_token_required?: boolean
   /** Production: above this amount of Pi the payment dialog asks for the password. */
   payment_step_up_amount?: string
+  /** Production: how a person becomes a developer (PLINTH_DEVELOPER_SIGNUP). */
+  developer_signup?: 'open' | 'invite' | 'operator'
 }
 
 /** The person the page acts for (main.js): a sandbox test user, or production's signed-in person with their roles. */

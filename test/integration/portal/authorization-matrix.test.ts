@@ -130,6 +130,10 @@ describe('the portal and operator authorization matrix', () => {
     'get /operator/audit/export': { row: OPERATOR },
     'get /operator/audit/verify': { row: OPERATOR },
     'get /operator/audit/head': { row: OPERATOR },
+    'get /operator/support/payments': { row: OPERATOR },
+    'get /operator/support/payments/{payment_id}': { row: OPERATOR },
+    'get /operator/support/users': { row: OPERATOR },
+    'get /operator/support/apps': { row: OPERATOR },
   })
 
   it('lists every /portal and /operator route of the OpenAPI document, and no other', async () => {

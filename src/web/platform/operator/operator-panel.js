@@ -15,9 +15,11 @@ import { account } from '../api.js'
 import { listingQueueSection } from '../listing-ui.js'
 import { alertLine, askReason, attempter, confirmAct, detailsToggle, facts, onceBox, query, subTabs, when } from '../widgets.js'
 import { approvalsSection, issueSection, ledgerSection } from './operator-money.js'
+import { supportSection } from './support-lookup.js'
 
 const enc = encodeURIComponent
 const SECTIONS = /** @type {const} */ ([
+  ['support', 'Support'],
   ['users', 'Users'],
   ['apps', 'Apps'],
   ['issue', 'Issue money'],
@@ -46,6 +48,7 @@ export function createOperatorConsole(ctx) {
     /** @type {ReturnType<typeof approvalsSection> | undefined} */
     let approvals
     const makers = {
+      support: () => supportSection({ signedOut: ctx.signedOut, section }),
       users: usersSection,
       apps: appsSection,
       issue: () => issueSection(money),
