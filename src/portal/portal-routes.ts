@@ -12,6 +12,7 @@ import { portalAppRoutes } from './portal-app-routes.js'
 import { portalPaymentRoutes } from './portal-payment-routes.js'
 import type { PortalService } from './portal-service.js'
 import { portalTeamRoutes } from './portal-team-routes.js'
+import { portalToolsRoutes } from './portal-tools-routes.js'
 
 export interface PortalRoutesDeps {
   portal: PortalService
@@ -36,10 +37,11 @@ export function portalRoutes(app: FastifyInstance, deps: PortalRoutesDeps): void
     views: viewsServiceFactory({ repo: viewsRepo(deps.db) }),
     payments: deps.payments,
     publicUrl: deps.publicUrl,
-    requestLog: undefined,
+    requestLog: deps.requestLog,
   })
   portalAppRoutes(app, portal)
   portalTeamRoutes(app, portal)
   portalActivityRoutes(app, { portal, db: deps.db, paymentViews, requestLog: deps.requestLog })
   portalPaymentRoutes(app, { portal, paymentViews })
+  portalToolsRoutes(app, { ...deps, paymentViews })
 }

@@ -35,6 +35,8 @@ export interface RequestLogFilter {
   /** A user's uid or a key id. */
   user?: string
   error?: string
+  /** The call's X-Request-Id, exactly. */
+  requestId?: string
   /** Older than this id, newest first. */
   before?: number
   /** Newer than this id, oldest first. */
@@ -64,6 +66,7 @@ export function requestLogRepo(db: Kysely<DB>) {
       query = query.where((eb) => eb.or([eb('user_uid', '=', user), eb('key_id', '=', user)]))
     }
     if (filter.error !== undefined) query = query.where('error_code', '=', filter.error)
+    if (filter.requestId !== undefined) query = query.where('request_id', '=', filter.requestId)
     return query
   }
 

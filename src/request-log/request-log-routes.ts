@@ -7,9 +7,9 @@ import { ApiError } from '../core/errors.js'
 import { AppParams, Cursor, Id, PageLimit, SearchText } from '../core/schemas.js'
 import type { DB } from '../db/schema.js'
 import { errorResponses } from '../http/errors.js'
+import { ExportFormat, MAX_EXPORT_ROWS, sendExport } from '../http/export-reply.js'
 import { ADMIN_SECURITY } from '../http/openapi.js'
 import { randomToken } from '../lib/crypto.js'
-import { toCsv } from '../lib/csv.js'
 import { REDACTED, storedBody } from './redact.js'
 import { type ReplayGrants, replayProblem } from './replay.js'
 import type { RequestLog } from './request-log.js'
@@ -44,16 +44,13 @@ export const RequestLogEntry = Type.Object({
 
 const STATUS = /^([1-5])(?:[0-9]{2}|xx)$/
 const RequestParams = Type.Object({ ...AppParams().properties, id: Type.String({ minLength: 1, maxLength: 20 }) })
-const ExportFormat = Type.Object({
-  format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv')], { description: 'json (the default) or csv' })),
-})
-
 /** The filters and cursors of a request log's list (the sandbox API's and the portal's). */
-const RequestLogFilters = Type.Object({
+export const RequestLogFilters = Type.Object({
   status: Type.Optional(Type.String({ pattern: '^[1-5]([0-9]{2}|xx)$', description: 'An exact status (409) or a class (4xx)' })),
   route: Type.Optional(SearchText({ description: 'A route pattern, an operationId, or the start of a path' })),
   user: Type.Optional(Id({ description: "A user's uid or a key id" })),
   error: Type.Optional(Id({ description: 'An error code' })),
+  request_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "The call's X-Request-Id, exactly" })),
 })
 export const RequestLogQuery = Type.Object({
   ...RequestLogFilters.properties,
@@ -107,7 +104,7 @@ export async function listRequests(
 }
 
 /** The filters of a list or an export (status, route, user, error), without paging. */
-function logFilter(appId: string, q: Pick<Static<typeof RequestLogQuery>, 'status' | 'route' | 'user' | 'error'>) {
+function logFilter(appId: string, q: Pick<Static<typeof RequestLogQuery>, 'status' | 'route' | 'user' | 'error' | 'request_id'>) {
   const filter: Omit<RequestLogFilter, 'limit'> = { appId }
   const status = q.status === undefined ? undefined : STATUS.exec(q.status)
   if (q.status !== undefined && status?.[1] !== undefined) {
@@ -116,6 +113,7 @@ function logFilter(appId: string, q: Pick<Static<typeof RequestLogQuery>, 'statu
   if (q.route !== undefined) filter.route = q.route
   if (q.user !== undefined) filter.user = q.user
   if (q.error !== undefined) filter.error = q.error
+  if (q.request_id !== undefined) filter.requestId = q.request_id
   return filter
 }
 
@@ -169,7 +167,7 @@ export function toEntry(row: RequestLogRow) {
 }
 
 /** The columns of a request-log export (CSV; the JSON export has the entries whole). */
-const EXPORT_COLUMNS = [
+export const EXPORT_COLUMNS = [
   'id',
   'at',
   'method',
@@ -189,9 +187,22 @@ const EXPORT_COLUMNS = [
   'response_body',
 ] as const
 /** Its columns of identifiers the platform made, written verbatim (a caller may choose its request id: not one of them). */
-const EXPORT_IDS: ReadonlySet<string> = new Set(['id', 'key_id', 'user_uid', 'replay_of'])
-/** An export holds at most this many entries, the newest (the table keeps 10,000 an app). */
-export const MAX_EXPORT_ROWS = 10_000
+export const EXPORT_IDS: ReadonlySet<string> = new Set(['id', 'key_id', 'user_uid', 'replay_of'])
+/**
+ * The newest `limit` entries of an app's log that match the filters (the app checked by the
+ * caller), for an export, and whether older ones that match were left out.
+ */
+export async function exportedEntries(
+  repo: ReturnType<typeof requestLogRepo>,
+  requestLog: RequestLog | undefined,
+  appId: string,
+  q: Pick<Static<typeof RequestLogQuery>, 'status' | 'route' | 'user' | 'error' | 'request_id'>,
+  limit: number,
+) {
+  await requestLog?.flush()
+  const rows = await repo.list({ ...logFilter(appId, q), limit: limit + 1 })
+  return { entries: rows.slice(0, limit).map(toEntry), truncated: rows.length > limit }
+}
 
 /**
  * The request log of an app (sandbox API): the /v2 calls its keys and its users' tokens made.
@@ -267,7 +278,7 @@ export function requestLogRoutes(
           '`format=json` (the default) answers `{requests: [entry], exported, truncated}`; `format=csv` a CSV file ' +
           '(docs/api.md, "Exports": every cell quoted, formulas defused). The filters are the list\'s. Newest first.',
         params: AppParams(),
-        querystring: Type.Object({ ...ExportFormat.properties, ...RequestLogFilters.properties }),
+        querystring: Type.Object({ ...ExportFormat, ...RequestLogFilters.properties }),
         response: {
           200: {
             description: 'The export, as an attachment',
@@ -289,16 +300,16 @@ export function requestLogRoutes(
     async (request, reply) => {
       const appId = request.params.app_id
       await requireApp(appId)
-      await requestLog?.flush()
-      const filter = logFilter(appId, request.query)
-      const rows = await repo.list({ ...filter, limit: MAX_EXPORT_ROWS + 1 })
-      const truncated = rows.length > MAX_EXPORT_ROWS
-      const entries = rows.slice(0, MAX_EXPORT_ROWS).map(toEntry)
-      const format = request.query.format ?? 'json'
-      reply.header('content-disposition', `attachment; filename="${fileName(appId)}-requests.${format}"`)
-      reply.header('x-plinth-export-truncated', String(truncated))
-      if (format === 'csv') return reply.type('text/csv; charset=utf-8').send(toCsv(EXPORT_COLUMNS, entries, EXPORT_IDS))
-      return { requests: entries, exported: entries.length, truncated }
+      const { entries, truncated } = await exportedEntries(repo, requestLog, appId, request.query, MAX_EXPORT_ROWS)
+      return sendExport(reply, {
+        format: request.query.format,
+        file: `${appId}-requests`,
+        listName: 'requests',
+        columns: EXPORT_COLUMNS,
+        identifiers: EXPORT_IDS,
+        rows: entries,
+        truncated,
+      })
     },
   )
 
@@ -373,9 +384,6 @@ export function requestLogRoutes(
     return keys.find((key) => key.id === keyId)?.id ?? keys[0]?.id
   }
 }
-
-/** A file name from an id: only letters, digits, `_` and `-` (an id is all of these already). */
-const fileName = (id: string) => id.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64)
 
 /**
  * Headers of the logged call a replay sends again: all but the connection's own, the browser's

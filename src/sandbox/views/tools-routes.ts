@@ -1,13 +1,14 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyInstance, FastifyReply } from 'fastify'
-import { type TSchema, Type } from 'typebox'
+import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
 import { ApiError } from '../../core/errors.js'
 import { AppParams, SearchText } from '../../core/schemas.js'
 import { errorResponses } from '../../http/errors.js'
+import { ExportFormat, exportResponse, MAX_EXPORT_ROWS, sendExport } from '../../http/export-reply.js'
 import { ADMIN_SECURITY } from '../../http/openapi.js'
-import { toCsv } from '../../lib/csv.js'
 import { PAYMENT_STATES } from '../../payments/payment-advice.js'
 import { PaymentStateSchema } from '../../payments/payment-dto.js'
+import { flatPayment, PAYMENT_COLUMNS, PAYMENT_IDS } from '../../views/payment-export.js'
 import { paymentFilterQuery } from '../../views/payment-filter-query.js'
 import { paymentViewsRepo } from '../../views/payment-views-repo.js'
 import { type PaymentViewsDeps, paymentViewsServiceFactory } from '../../views/payment-views-service.js'
@@ -21,8 +22,6 @@ import { viewsServiceFactory } from '../../views/views-service.js'
  * exports of users and of an app's payments as CSV or JSON. Sandbox mode only, admin auth.
  */
 
-/** An export holds at most this many rows, the newest that match. */
-export const MAX_EXPORT_ROWS = 10_000
 /** The overview's error rate covers this much platform time (seconds). */
 const ERROR_WINDOW_SECONDS = 3600
 
@@ -48,58 +47,6 @@ const StateCount = Type.Object({
   count: Type.Integer(),
   volume: Type.String({ description: 'The amounts summed, exactly (test Pi)' }),
 })
-
-const ExportQuery = {
-  format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv')], { description: 'json (the default) or csv' })),
-}
-
-/** The 200 of an export: the JSON document or the CSV file. */
-function exportResponse(listName: string, item: TSchema) {
-  return {
-    description: 'The export, as an attachment',
-    content: {
-      'application/json': {
-        schema: Type.Object({
-          [listName]: Type.Array(item),
-          exported: Type.Integer({ description: 'How many rows the file holds' }),
-          truncated: Type.Boolean({ description: `Whether older rows that match were left out (past ${MAX_EXPORT_ROWS})` }),
-        }),
-      },
-      'text/csv': { schema: Type.String() },
-    },
-  }
-}
-
-/** Answers an export in the format asked, as an attachment named after what it holds. */
-/** Columns of identifiers the platform made: written verbatim (src/lib/csv.ts). */
-const PLATFORM_IDS: ReadonlySet<string> = new Set([
-  'identifier',
-  'user_id',
-  'user_uid',
-  'txid',
-  'from_address',
-  'to_address',
-  'wallet_address',
-])
-
-function sendExport(
-  reply: FastifyReply,
-  options: {
-    format: 'json' | 'csv' | undefined
-    file: string
-    listName: string
-    columns: readonly string[]
-    rows: Record<string, unknown>[]
-    truncated: boolean
-  },
-) {
-  const format = options.format ?? 'json'
-  const file = options.file.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 80)
-  reply.header('content-disposition', `attachment; filename="${file}.${format}"`)
-  reply.header('x-plinth-export-truncated', String(options.truncated))
-  if (format === 'csv') return reply.type('text/csv; charset=utf-8').send(toCsv(options.columns, options.rows, PLATFORM_IDS))
-  return reply.send({ [options.listName]: options.rows, exported: options.rows.length, truncated: options.truncated })
-}
 
 export function sandboxTools(app: FastifyInstance, deps: PaymentViewsDeps): void {
   const { db, requestLog, payments } = deps
@@ -299,7 +246,7 @@ export function sandboxTools(app: FastifyInstance, deps: PaymentViewsDeps): void
         operationId: 'sandboxExportUsers',
         summary: `Download users as CSV or JSON (the newest ${MAX_EXPORT_ROWS} that match)`,
         description: '`q` as the list takes it (part of a username). `format=json` (the default) or `csv` (docs/api.md, "Exports").',
-        querystring: Type.Object({ ...ExportQuery, q: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })) }),
+        querystring: Type.Object({ ...ExportFormat, q: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })) }),
         response: { 200: exportResponse('users', ExportedUser), ...errorResponses(401) },
       },
     },
@@ -316,6 +263,7 @@ export function sandboxTools(app: FastifyInstance, deps: PaymentViewsDeps): void
         file: 'users',
         listName: 'users',
         columns: ['user_id', 'username', 'wallet_address', 'created_at'],
+        identifiers: PAYMENT_IDS,
         rows: users,
         truncated: rows.length > MAX_EXPORT_ROWS,
       })
@@ -335,7 +283,7 @@ export function sandboxTools(app: FastifyInstance, deps: PaymentViewsDeps): void
           'payment, its status flags as columns and its metadata as JSON. `format=json` (the default) or `csv`.',
         params: AppParams(),
         querystring: Type.Object({
-          ...ExportQuery,
+          ...ExportFormat,
           ...paymentFilterQuery(),
         }),
         response: {
@@ -349,57 +297,19 @@ export function sandboxTools(app: FastifyInstance, deps: PaymentViewsDeps): void
       const { q, state, direction, format } = request.query
       const rows = await paymentViews.list(appId, { q, state, direction }, MAX_EXPORT_ROWS, undefined)
       const listed = rows.slice(0, MAX_EXPORT_ROWS).map((row) => row.payment)
-      const flat = listed.map((p) => ({
-        identifier: p.identifier,
-        direction: p.direction,
-        state: p.state,
-        amount: p.amount,
-        memo: p.memo,
-        metadata: p.metadata,
-        user_id: p.user_id,
-        username: p.username,
-        user_uid: p.user_uid,
-        from_address: p.from_address,
-        to_address: p.to_address,
-        txid: p.transaction?.txid ?? null,
-        created_at: p.created_at,
-        network: p.network,
-        ...p.status,
-      }))
       return sendExport(reply, {
         format,
         file: `${appId}-payments`,
         listName: 'payments',
         columns: PAYMENT_COLUMNS,
-        rows: format === 'csv' ? flat : listed,
+        identifiers: PAYMENT_IDS,
+        rows: listed,
+        csvRows: listed.map(flatPayment),
         truncated: rows.length > MAX_EXPORT_ROWS,
       })
     },
   )
 }
-
-/** The CSV columns of a payments export. */
-const PAYMENT_COLUMNS = [
-  'identifier',
-  'direction',
-  'state',
-  'amount',
-  'memo',
-  'metadata',
-  'user_id',
-  'username',
-  'user_uid',
-  'from_address',
-  'to_address',
-  'txid',
-  'created_at',
-  'network',
-  'developer_approved',
-  'transaction_verified',
-  'developer_completed',
-  'cancelled',
-  'user_cancelled',
-] as const
 
 /** Sums decimal strings of at most 7 places exactly (as integers of 10^-7). */
 function sumDecimals(values: string[]): string {

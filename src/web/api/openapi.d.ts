@@ -1604,6 +1604,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/portal/apps/{app_id}/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An app at a glance: its payments by state, its last errors, its setup checklist
+         * @description `payments.by_state` lists every state with how many payments are in it. `last_errors` are the newest 10 entries of its request log that answered 4xx or 5xx (none while the log is off). `checklist` is the sandbox console's (GET /sandbox/apps/{app_id}/checklist): key made, URL set, first /v2/me (from the request log), first approve, first complete.
+         */
+        get: operations["portalAppOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/portal/apps/{app_id}/owner": {
         parameters: {
             query?: never;
@@ -1695,6 +1715,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/portal/apps/{app_id}/payments/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download the app's payments as CSV or JSON (at most 10000, the newest that match)
+         * @description `q`, `state` and `direction` as the list takes them. JSON: each payment as the list answers it. CSV: the console's encoder (every cell quoted, formulas defused), one row a payment. `truncated` (and the header X-Plinth-Export-Truncated) says older payments that match were left out.
+         */
+        get: operations["portalExportPayments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/portal/apps/{app_id}/requests": {
         parameters: {
             query?: never;
@@ -1724,6 +1764,66 @@ export interface paths {
         };
         /** One entry of the app's request log */
         get: operations["portalGetRequest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/apps/{app_id}/requests/{id}/curl": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One logged call as a curl command, its credential a shell variable ($PI_API_KEY or $PI_ACCESS_TOKEN)
+         * @description Plinth keeps no key or token, so the command never holds one: a key's call sends "Authorization: Key $PI_API_KEY", a user's "Authorization: Bearer $PI_ACCESS_TOKEN". Every other part is single-quoted for a POSIX shell. `complete` is false when the log stored a part of the call redacted or cut (the command then says [redacted] there).
+         */
+        get: operations["portalRequestCurl"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/apps/{app_id}/requests/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download the app's request log as CSV or JSON (at most 10000 entries, the newest that match)
+         * @description The list's filters; entries as the list answers them, redacted as stored. CSV as the console's export (every cell quoted, formulas defused). `truncated` says older entries that match were left out.
+         */
+        get: operations["portalExportRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/apps/{app_id}/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The users who granted the app, as the app sees them, newest grant first
+         * @description `q` finds a user by their uid in the app, or by part of their username where they granted the username scope (never otherwise: the portal shows what the app was given). `before=<next_cursor>` pages back.
+         */
+        get: operations["portalListUsers"];
         put?: never;
         post?: never;
         delete?: never;
@@ -16701,6 +16801,154 @@ export interface operations {
             };
         };
     };
+    portalAppOverview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                app_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        app_id: string;
+                        checklist: {
+                            first_approve: {
+                                at: string | null;
+                                done: boolean;
+                            };
+                            first_complete: {
+                                at: string | null;
+                                done: boolean;
+                            };
+                            first_me: {
+                                at: string | null;
+                                done: boolean;
+                            };
+                            key_made: {
+                                at: string | null;
+                                done: boolean;
+                            };
+                            url_set: {
+                                at: string | null;
+                                done: boolean;
+                            };
+                        };
+                        last_errors: {
+                            /** @description ISO 8601 UTC */
+                            at: string;
+                            error_code: string | null;
+                            /** @description The request-log entry (GET /portal/apps/{app_id}/requests/{id}) */
+                            id: string;
+                            method: string;
+                            path: string;
+                            request_id: string;
+                            route: string;
+                            status: number;
+                        }[];
+                        name: string;
+                        payments: {
+                            by_state: {
+                                count: number;
+                                state: "created" | "approved" | "transaction_linked" | "verified" | "completed" | "cancelled";
+                            }[];
+                            count: number;
+                        };
+                        /** @description Whether the app's request log is on */
+                        request_log: boolean;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
     portalTransferApp: {
         parameters: {
             query?: never;
@@ -17445,6 +17693,125 @@ export interface operations {
             };
         };
     };
+    portalExportPayments: {
+        parameters: {
+            query?: {
+                direction?: "user_to_app" | "app_to_user";
+                /** @description json (the default) or csv */
+                format?: "json" | "csv";
+                /** @description At most this many rows, the newest that match (1 to 10000, the default) */
+                limit?: number;
+                q?: string;
+                state?: "created" | "approved" | "transaction_linked" | "verified" | "completed" | "cancelled";
+            };
+            header?: never;
+            path: {
+                app_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export, as an attachment */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description How many rows the file holds */
+                        exported: number;
+                        payments: {
+                            [key: string]: unknown;
+                        }[];
+                        /** @description Whether older rows that match were left out (past the export's bound) */
+                        truncated: boolean;
+                    };
+                    "text/csv": string;
+                };
+            };
+            /** @description The platform error shape */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
     portalListRequests: {
         parameters: {
             query?: {
@@ -17453,6 +17820,8 @@ export interface operations {
                 /** @description An error code */
                 error?: string;
                 limit?: number;
+                /** @description The call's X-Request-Id, exactly */
+                request_id?: string;
                 /** @description A route pattern, an operationId, or the start of a path */
                 route?: string;
                 /** @description An exact status (409) or a class (4xx) */
@@ -17649,6 +18018,386 @@ export interface operations {
                         route: string;
                         status: number;
                         user_uid: string | null;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    portalRequestCurl: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                app_id: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        complete: boolean;
+                        curl: string;
+                        id: string;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    portalExportRequests: {
+        parameters: {
+            query?: {
+                /** @description An error code */
+                error?: string;
+                /** @description json (the default) or csv */
+                format?: "json" | "csv";
+                /** @description At most this many rows, the newest that match (1 to 10000, the default) */
+                limit?: number;
+                /** @description The call's X-Request-Id, exactly */
+                request_id?: string;
+                /** @description A route pattern, an operationId, or the start of a path */
+                route?: string;
+                /** @description An exact status (409) or a class (4xx) */
+                status?: string;
+                /** @description A user's uid or a key id */
+                user?: string;
+            };
+            header?: never;
+            path: {
+                app_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export, as an attachment */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description How many rows the file holds */
+                        exported: number;
+                        requests: {
+                            /** @description When the request arrived (platform clock) */
+                            at: string;
+                            error_code: string | null;
+                            fault: string | null;
+                            /** @description The entry id (GET /sandbox/apps/{app_id}/requests/{id}) */
+                            id: string;
+                            key_id: string | null;
+                            /** @description Time to answer, in milliseconds (3 decimals) */
+                            latency_ms: number;
+                            method: string;
+                            operation_id: string | null;
+                            /** @description The path as called, without the query string */
+                            path: string;
+                            query: string | null;
+                            replay_of: string | null;
+                            request_body: string | null;
+                            /** @description The request headers, names lower-cased, redacted (Authorization keeps its scheme only); null on entries older than this field */
+                            request_headers: {
+                                [key: string]: string;
+                            } | null;
+                            /** @description X-Request-Id of the call (also on payment timeline events) */
+                            request_id: string;
+                            response_body: string | null;
+                            /** @description The answer headers, redacted */
+                            response_headers: {
+                                [key: string]: string;
+                            } | null;
+                            /** @description The route pattern, for example /v2/payments/:payment_id/approve */
+                            route: string;
+                            status: number;
+                            user_uid: string | null;
+                        }[];
+                        /** @description Whether older rows that match were left out (past the export's bound) */
+                        truncated: boolean;
+                    };
+                    "text/csv": string;
+                };
+            };
+            /** @description The platform error shape */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    portalListUsers: {
+        parameters: {
+            query?: {
+                before?: string;
+                limit?: number;
+                q?: string;
+            };
+            header?: never;
+            path: {
+                app_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        next_cursor: string | null;
+                        users: {
+                            /** @description ISO 8601 UTC */
+                            granted_at: string;
+                            /** @description The scopes the user granted the app */
+                            scopes: string[];
+                            /** @description The user's uid in the app */
+                            uid: string;
+                            username: string | null;
+                        }[];
                     };
                 };
             };
@@ -20543,7 +21292,7 @@ export interface operations {
                         payments: {
                             [key: string]: unknown;
                         }[];
-                        /** @description Whether older rows that match were left out (past 10000) */
+                        /** @description Whether older rows that match were left out (past the export's bound) */
                         truncated: boolean;
                     };
                     "text/csv": string;
@@ -20623,6 +21372,8 @@ export interface operations {
                 /** @description An error code */
                 error?: string;
                 limit?: number;
+                /** @description The call's X-Request-Id, exactly */
+                request_id?: string;
                 /** @description A route pattern, an operationId, or the start of a path */
                 route?: string;
                 /** @description An exact status (409) or a class (4xx) */
@@ -21026,6 +21777,8 @@ export interface operations {
                 error?: string;
                 /** @description json (the default) or csv */
                 format?: "json" | "csv";
+                /** @description The call's X-Request-Id, exactly */
+                request_id?: string;
                 /** @description A route pattern, an operationId, or the start of a path */
                 route?: string;
                 /** @description An exact status (409) or a class (4xx) */
@@ -23809,7 +24562,7 @@ export interface operations {
                     "application/json": {
                         /** @description How many rows the file holds */
                         exported: number;
-                        /** @description Whether older rows that match were left out (past 10000) */
+                        /** @description Whether older rows that match were left out (past the export's bound) */
                         truncated: boolean;
                         users: {
                             created_at: string;
