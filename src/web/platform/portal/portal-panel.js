@@ -18,6 +18,7 @@ import { iconField } from './icon-field.js'
 import { keysSection } from './keys-section.js'
 import { membersSection } from './members-section.js'
 import { createActivity } from './portal-activity.js'
+import { createTools } from './portal-tools.js'
 
 const enc = encodeURIComponent
 const NETWORKS = ['Pi Network', 'Pi Testnet']
@@ -78,6 +79,7 @@ export function createPortal(ctx) {
   const attempt = attempter(error, ctx.signedOut)
   /** The selected app's payments, request log, notifications and ads. */
   const activity = createActivity({ attempt, refresh: () => renderDetail() })
+  const tools = createTools({ attempt })
 
   /**
    * A section of the app's page, titled.
@@ -284,6 +286,7 @@ export function createPortal(ctx) {
       keysSection(sectionView, app, keys, owner),
       membersSection(sectionView, app, members, owner),
       walletSection(wallet),
+      tools.section(app),
       activity.section(app),
       detailsSection(app),
     )

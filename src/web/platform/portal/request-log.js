@@ -12,6 +12,7 @@ import { emptyRow, grid, pagedRows } from '../../../web/ui/tables.js'
 import { toast } from '../../../web/ui/toast.js'
 import { account } from '../api.js'
 import { alertLine, facts, query, when } from '../widgets.js'
+import { curlPart } from './portal-tools.js'
 
 const enc = encodeURIComponent
 const STATUSES = ['2xx', '4xx', '5xx', '400', '401', '403', '404', '409', '429', '500']
@@ -223,6 +224,7 @@ export function createRequestLog({ attempt, refresh }) {
         h('h3', {}, 'Response body'),
         h('pre', { class: 'body', 'data-testid': 'response-body' }, bodyText(entry.response_body)),
         h('p', { class: 'muted small' }, 'Keys, tokens, seeds, hashes and addresses are redacted; a body is cut at 8 KiB.'),
+        curlPart(attempt, app, entry.id),
         h('div', { class: 'actions' }, h('button', { type: 'button', onclick: () => close() }, 'Close')),
       ],
     })

@@ -40,3 +40,8 @@ export interface PortalContext {
   /** The app shown (undefined: none), for the page's URL. */
   selected(appId: string | undefined): void
 }
+
+/** The portal's tools of a live app (portal-tools.js). */
+export type PortalOverview = Answer<`/portal/apps/${string}/overview`>
+export type PortalAppUser = Answer<`/portal/apps/${string}/users`>['users'][number]
+export type PortalCurl = Answer<`/portal/apps/${string}/requests/${string}/curl`>

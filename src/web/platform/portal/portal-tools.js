@@ -1,0 +1,195 @@
+// @ts-check
+/**
+ * The sandbox console's tools for a live app, in the portal (docs/portal.md, "The app's tools"):
+ * the app at a glance (its payments by state, its last errors, its setup checklist), its users as
+ * the app sees them, downloads of its payments and request log, and a logged call as curl.
+ * Everything goes in as text (dom.js).
+ */
+
+import { h } from '../../../web/ui/dom.js'
+import { inlineForm } from '../../../web/ui/forms.js'
+import { emptyRow, grid, pagedRows } from '../../../web/ui/tables.js'
+import { account } from '../api.js'
+import { alertLine, copyButton, query, when } from '../widgets.js'
+
+/** @typedef {import('../types').PortalApp} PortalApp */
+
+const enc = encodeURIComponent
+/** The checklist's steps, in the order a developer meets them. */
+const STEPS = /** @type {const} */ ([
+  ['key_made', 'A server API key made'],
+  ['url_set', 'The app’s URL set'],
+  ['first_me', 'A first GET /v2/me (needs the request log on)'],
+  ['first_approve', 'A first payment approved'],
+  ['first_complete', 'A first payment completed'],
+])
+
+/**
+ * `attempt(work, line?)`: the portal's way of running a call (widgets.js, attempter).
+ * @param {{ attempt: import('../types').Attempt }} context
+ */
+export function createTools({ attempt }) {
+  /** The users search of the app shown. */
+  let usersQ = ''
+
+  /**
+   * The app's tools section: read each time the app's page is drawn.
+   * @param {PortalApp} app
+   */
+  function section(app) {
+    const overview = h('div', { 'data-testid': 'portal-overview', 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Reading…'))
+    const problem = alertLine('portal-tools-error')
+    attempt(() => account(`/portal/apps/${enc(app.app_id)}/overview`), problem).then((done) => {
+      if (done.ok) overview.replaceChildren(...overviewOf(app, done.value))
+    })
+    return h(
+      'section',
+      { class: 'panel-section', 'aria-labelledby': 'portal-tools-title', 'data-testid': 'portal-tools' },
+      h('h3', { id: 'portal-tools-title' }, 'Overview'),
+      problem.element,
+      overview,
+      usersPart(app),
+      exportsPart(app),
+    )
+  }
+
+  /**
+   * @param {PortalApp} app
+   * @param {import('./types').PortalOverview} o
+   */
+  function overviewOf(app, o) {
+    const states = h(
+      'tbody',
+      {},
+      o.payments.by_state.map((s) => h('tr', {}, h('td', {}, s.state.replace('_', ' ')), h('td', { class: 'num' }, String(s.count)))),
+    )
+    const errors = h(
+      'tbody',
+      {},
+      o.last_errors.length === 0
+        ? emptyRow(4, o.request_log ? 'No errors in the request log.' : 'The request log is off: no errors are kept.')
+        : o.last_errors.map((e) =>
+            h(
+              'tr',
+              { 'data-request-id': e.id },
+              h('td', {}, when(e.at)),
+              h('td', { class: 'mono' }, `${e.method} ${e.route || e.path}`),
+              h('td', {}, h('span', { class: 'tag bad' }, String(e.status))),
+              h('td', {}, e.error_code === null ? '—' : h('code', {}, e.error_code)),
+            ),
+          ),
+    )
+    const checklist = h(
+      'ul',
+      { class: 'checklist', 'data-testid': 'portal-checklist' },
+      STEPS.map(([step, label]) => {
+        const done = o.checklist[step]
+        return h('li', { 'data-done': String(done.done) }, done.done ? '✓ ' : '○ ', label, done.at === null ? '' : ` (${when(done.at)})`)
+      }),
+    )
+    return [
+      h('p', {}, `${o.payments.count} payment${o.payments.count === 1 ? '' : 's'} in all.`),
+      grid(`Payments of ${app.name} by state`, ['State', 'Payments'], states),
+      h('h4', {}, 'Last errors'),
+      grid('Last errors', ['When', 'Call', 'Status', 'Error'], errors),
+      h('h4', {}, 'Setup checklist'),
+      checklist,
+    ]
+  }
+
+  /**
+   * The users who granted the app: by uid, or by username where they granted that scope.
+   * @param {PortalApp} app
+   */
+  function usersPart(app) {
+    const q = h('input', { id: 'portal-users-q', type: 'search', maxlength: '200', value: usersQ, placeholder: 'uid or username' })
+    const line = alertLine('portal-users-error')
+    /** @param {import('./types').PortalAppUser} u */
+    const row = (u) =>
+      h(
+        'tr',
+        { 'data-uid': u.uid },
+        h('td', { class: 'mono' }, u.uid),
+        h('td', {}, u.username ?? h('span', { class: 'muted' }, 'not granted')),
+        h('td', {}, u.scopes.join(', ')),
+        h('td', {}, when(u.granted_at)),
+      )
+    const list = pagedRows({
+      container: h('tbody'),
+      key: 'users',
+      load: (cursor) => account(`/portal/apps/${enc(app.app_id)}/users${query({ q: usersQ, before: cursor })}`),
+      row,
+      empty: () => emptyRow(4, usersQ === '' ? 'No user has signed in to the app yet.' : 'No user matches.'),
+      attempt: (work) => attempt(work, line),
+    })
+    list.reload()
+    return h(
+      'div',
+      {},
+      h('h4', {}, 'Users'),
+      inlineForm({
+        label: 'Find users',
+        input: q,
+        action: 'Search users',
+        search: true,
+        onSubmit: () => {
+          usersQ = q.value.trim()
+          list.reload()
+        },
+      }),
+      line.element,
+      grid('Users', ['uid', 'Username', 'Scopes', 'Signed in'], list.container),
+      list.more,
+    )
+  }
+
+  /** @param {PortalApp} app */
+  function exportsPart(app) {
+    const base = `/portal/apps/${enc(app.app_id)}`
+    /** @param {string} what @param {'csv' | 'json'} format @param {string} label */
+    const link = (what, format, label) =>
+      h('a', { class: 'button', href: `${base}/${what}/export?format=${format}`, download: `${app.app_id}-${what}.${format}` }, label)
+    return h(
+      'div',
+      { 'data-testid': 'portal-exports' },
+      h('h4', {}, 'Downloads'),
+      h(
+        'p',
+        { class: 'actions' },
+        link('payments', 'csv', 'Payments (CSV)'),
+        link('payments', 'json', 'Payments (JSON)'),
+        link('requests', 'csv', 'Request log (CSV)'),
+        link('requests', 'json', 'Request log (JSON)'),
+      ),
+      h('p', { class: 'muted small' }, 'The newest 10,000 rows. The request log’s secrets are redacted as it stores them.'),
+    )
+  }
+
+  return { section }
+}
+
+/**
+ * A logged call's "Copy as curl": the command, its credential a shell variable ($PI_API_KEY), and a Copy button.
+ * @param {import('../types').Attempt} attempt
+ * @param {PortalApp} app
+ * @param {string} id
+ */
+export function curlPart(attempt, app, id) {
+  const out = h('div', { 'data-testid': 'request-curl' })
+  const line = alertLine('request-curl-error')
+  const show = async () => {
+    const done = await attempt(() => account(`/portal/apps/${enc(app.app_id)}/requests/${enc(id)}/curl`), line)
+    if (!done.ok) return
+    out.replaceChildren(
+      h('pre', { class: 'body' }, done.value.curl),
+      h(
+        'p',
+        { class: 'muted small' },
+        done.value.complete ? '' : 'Parts of this call were stored redacted: fill them in. ',
+        'Set PI_API_KEY (or PI_ACCESS_TOKEN) in your shell first.',
+      ),
+      copyButton(done.value.curl, 'curl command'),
+    )
+  }
+  return h('div', {}, h('button', { type: 'button', onclick: show }, 'Copy as curl'), line.element, out)
+}
