@@ -29,6 +29,9 @@ Commands
   members add --app <id> <username>      add a developer as a member of the app
   payments list --app <id> [--state S] [--q TEXT] [--limit 1-200] [--before CURSOR]
                                          the app's payments, newest first
+  payments export --app <id> --format csv|json [--state S] [--q TEXT] [--limit 1-10000]
+                                         the app's payments as a file on standard output (the
+                                         newest 10,000 at most; --limit fewer)
 
 Options
   --url URL     the platform (default $PLINTH_URL or http://127.0.0.1:8080)
@@ -87,7 +90,7 @@ function portalClient(baseUrl: string, token: string | undefined) {
     if (!response.ok) {
       throw new Refused(String(parsed.error ?? 'unknown_error'), String(parsed.error_message ?? response.statusText), response.status)
     }
-    return { body: parsed, response }
+    return { body: parsed, response, text }
   }
   return call
 }
@@ -138,6 +141,7 @@ async function portalCommand(argv: string[], out: (line: string) => void): Promi
       q: { type: 'string' },
       limit: { type: 'string' },
       before: { type: 'string' },
+      format: { type: 'string' },
     },
   })
   if (values.help || positionals.length === 0) {
@@ -219,6 +223,22 @@ async function portalCommand(argv: string[], out: (line: string) => void): Promi
       const lines = payments.map((p) => `${p.identifier}  ${p.state}  ${p.amount}  ${p.created_at}  ${p.memo}`)
       if (page.next_cursor !== null) lines.push(`(more: --before ${String(page.next_cursor)})`)
       show(payments, lines.join('\n') || '(no payments)')
+      return PORTAL_EXIT.ok
+    }
+    case 'payments export': {
+      const format = need(values.format, '--format csv|json')
+      if (format !== 'csv' && format !== 'json') throw new PortalUsageError(`--format takes csv or json, got "${format}"`)
+      const query = new URLSearchParams({ format })
+      for (const name of ['state', 'q', 'limit'] as const) {
+        const value = values[name]
+        if (value !== undefined) query.set(name, value)
+      }
+      const { text, response } = await call('GET', `/portal/apps/${app()}/payments/export?${query}`)
+      // The file as the server wrote it; whether older payments were left out goes to standard error.
+      process.stdout.write(text)
+      if (response.headers.get('x-plinth-export-truncated') === 'true') {
+        process.stderr.write('plinth portal: the export holds the newest payments only (more match: narrow it with --state or --q)\n')
+      }
       return PORTAL_EXIT.ok
     }
   }

@@ -66,7 +66,7 @@ describe(`plinth portal (${TEST_DB})`, () => {
     assertOneLine(wrong.stderr, /^plinth portal: .*\(invalid_credentials, 401\)\n$/)
   })
 
-  it('scripts a set-up: apps create, apps list --json (an array), keys create and revoke, members add, payments list', async () => {
+  it('scripts a set-up: apps create, apps list --json (an array), keys create and revoke, members add, payments list, payments export', async () => {
     const created = await portal(['apps', 'create', 'CLI Shop', '--app-url', 'http://127.0.0.1:9/', '--network', 'Pi Testnet', '--json'])
     assert.equal(created.code, 0, created.stderr)
     const { app, api_key: apiKey } = JSON.parse(created.stdout) as { app: { app_id: string; network: string }; api_key: string }
@@ -102,6 +102,14 @@ describe(`plinth portal (${TEST_DB})`, () => {
     const payments = await portal(['payments', 'list', '--app', app.app_id, '--json'])
     assert.equal(payments.code, 0, payments.stderr)
     assert.deepEqual(JSON.parse(payments.stdout), [])
+    const csv = await portal(['payments', 'export', '--app', app.app_id, '--format', 'csv'])
+    assert.equal(csv.code, 0, csv.stderr)
+    assert.match(csv.stdout, /^"identifier","direction","state","amount","memo","metadata","user_uid",.*\r\n$/)
+    const json = await portal(['payments', 'export', '--app', app.app_id, '--format', 'json', '--limit', '5'])
+    assert.deepEqual(JSON.parse(json.stdout), { payments: [], exported: 0, truncated: false })
+    const xml = await portal(['payments', 'export', '--app', app.app_id, '--format', 'xml'])
+    assert.equal(xml.code, 2)
+    assertOneLine(xml.stderr, /--format takes csv or json/)
   })
 
   it('exit codes: 1 refused (a read token writing, another app), 2 usage (no token, unknown command), 3 no server', async () => {
