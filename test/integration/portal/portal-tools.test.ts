@@ -19,6 +19,7 @@ describe('the portal: the app’s tools', () => {
   let appId = ''
   let apiKey = ''
   let strangerApp = ''
+  let strangerKey = ''
   const users: Array<{ username: string; uid: string; token: string }> = []
   let approved = ''
 
@@ -48,7 +49,9 @@ describe('the portal: the app’s tools', () => {
     const made = await admin().createApp({ owner: ownerUser.username, name: 'Tooled', url: 'https://tooled.example/' })
     appId = made.app_id
     apiKey = made.api_key
-    strangerApp = (await admin().createApp({ owner: strangerUser.username, name: 'Elsewhere', url: 'https://elsewhere.example/' })).app_id
+    const elsewhere = await admin().createApp({ owner: strangerUser.username, name: 'Elsewhere', url: 'https://elsewhere.example/' })
+    strangerApp = elsewhere.app_id
+    strangerKey = elsewhere.api_key
     assert.equal((await owner.call('POST', `${base()}/members`, { username: mateUser.username })).status, 201)
     assert.equal((await owner.call('PATCH', base(), { request_log: true })).status, 200)
     // One user grants payments only (the app never learns their username), the other the username too.
@@ -123,7 +126,7 @@ describe('the portal: the app’s tools', () => {
     const cursor = String(first.body.next_cursor)
     const second = await mate.call('GET', `${base()}/users?limit=1&before=${cursor}`)
     const uids = [...(first.body.users as Array<{ uid: string }>), ...(second.body.users as Array<{ uid: string }>)].map((u) => u.uid)
-    assert.deepEqual(uids.sort(), [a.uid, b.uid].sort())
+    assert.deepEqual(uids, [b.uid, a.uid], 'newest grant first')
     assert.equal(second.body.next_cursor, null)
     assertError(await stranger.call('GET', `/portal/apps/${strangerApp}/users?before=${cursor}`), 400, 'invalid_arguments')
     const impossible = Buffer.from(`app-users|${appId}|-5|x`).toString('base64url')
@@ -172,6 +175,11 @@ describe('the portal: the app’s tools', () => {
       [error.id],
     )
 
+    const one = await mate.call('GET', `${base()}/requests/export?request_id=${encodeURIComponent(error.request_id)}`)
+    assert.deepEqual(
+      (one.body.requests as Array<{ id: string }>).map((e) => e.id),
+      [error.id],
+    )
     const json = await mate.call('GET', `${base()}/requests/export?status=4xx`)
     assert.deepEqual(
       (json.body.requests as Array<{ id: string }>).map((e) => e.id),
@@ -219,5 +227,17 @@ describe('the portal: the app’s tools', () => {
     assert.match(exported.body, /^"identifier"/)
     assert.equal((await read(`${base()}/overview`)).statusCode, 200)
     assert.equal((await read(`/portal/apps/${strangerApp}/overview`)).json().error, 'app_not_found')
+  })
+
+  it('the overview lists the newest 10 errors only, and none of an app whose log is off', async () => {
+    for (let i = 0; i < 11; i++) assert.equal((await v2('GET', `/v2/payments/missing${i}`, `Key ${apiKey}`)).status, 404)
+    const errors = (await mate.call('GET', `${base()}/overview`)).body.last_errors as Array<{ path: string }>
+    assert.deepEqual(
+      errors.map((e) => e.path),
+      Array.from({ length: 10 }, (_, i) => `/v2/payments/missing${10 - i}`),
+    )
+    // The stranger's app keeps no log (its owner never turned it on): its failed call is not listed.
+    assert.equal((await v2('GET', '/v2/payments/missing', `Key ${strangerKey}`)).status, 404)
+    assert.deepEqual((await stranger.call('GET', `/portal/apps/${strangerApp}/overview`)).body.last_errors, [])
   })
 })
