@@ -1,8 +1,8 @@
 /**
  * The console's tools in the portal, in Chromium at 1280×800 and 390×844 (docs/portal.md, "The
  * app's tools"): a member of a live app reads its overview (payments by state, the last error,
- * the checklist), finds a user by uid, downloads its payments as CSV, and copies a logged call
- * as curl with the key as $PI_API_KEY.
+ * the checklist), finds a call by its request id, a payment by its memo and a user by uid,
+ * downloads its payments as CSV, and copies a logged call as curl with the key as $PI_API_KEY.
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
@@ -22,6 +22,7 @@ describe('production: the app’s tools in the portal, in Chromium', () => {
   let appId = ''
   let apiKey = ''
   let uid = ''
+  let requestId = ''
 
   before(async () => {
     plinth = await startPlinth({ mode: 'production', requestLog: true })
@@ -53,6 +54,7 @@ describe('production: the app’s tools in the portal, in Chromium', () => {
       payload: JSON.stringify({ payment: { amount: 1, memo: 'x', metadata: {}, uid: 'nobody' } }),
     })
     assert.equal(missing.statusCode, 404)
+    requestId = String(missing.headers['x-request-id'])
     browser = await launchBrowser()
   })
   after(async () => {
@@ -81,6 +83,15 @@ describe('production: the app’s tools in the portal, in Chromium', () => {
         await overview.getByText('1 payment in all.').waitFor()
         await overview.getByRole('table', { name: 'Last errors' }).getByText('POST /v2/payments').waitFor()
         assert.equal(await tools.locator('[data-testid="portal-checklist"] li[data-done="true"]').count(), 2, 'key made, URL set')
+
+        const hits = tools.getByTestId('portal-find-hits')
+        await tools.getByLabel('Find in the app').fill(requestId)
+        await tools.getByRole('button', { name: 'Find', exact: true }).click()
+        await hits.locator('li[data-request-id]').getByText('POST /v2/payments → 404').waitFor()
+        await tools.getByLabel('Find in the app').fill('A mug')
+        await tools.getByRole('button', { name: 'Find', exact: true }).click()
+        await hits.locator('li[data-payment-id]').waitFor()
+        assert.equal(await hits.locator('li').count(), 1)
 
         await tools.getByLabel('Find users').fill(uid)
         await tools.getByRole('button', { name: 'Search users', exact: true }).click()

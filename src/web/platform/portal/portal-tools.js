@@ -48,6 +48,7 @@ export function createTools({ attempt }) {
       h('h3', { id: 'portal-tools-title' }, 'Overview'),
       problem.element,
       overview,
+      searchPart(app),
       usersPart(app),
       exportsPart(app),
     )
@@ -95,6 +96,63 @@ export function createTools({ attempt }) {
       h('h4', {}, 'Setup checklist'),
       checklist,
     ]
+  }
+
+  /**
+   * One box over the app's payments (id, txid, uid, memo), users (uid, granted username) and
+   * request-log entries (request id): the first page of each list, side by side.
+   * @param {PortalApp} app
+   */
+  function searchPart(app) {
+    const q = h('input', {
+      id: 'portal-find-q',
+      type: 'search',
+      maxlength: '200',
+      placeholder: 'payment id, txid, uid, username, memo or request id',
+    })
+    const line = alertLine('portal-find-error')
+    const hits = h('ul', { class: 'hits', 'aria-label': 'Found in the app', 'data-testid': 'portal-find-hits', 'aria-live': 'polite' })
+    const find = async () => {
+      const text = q.value.trim()
+      if (text === '') return
+      const id = enc(app.app_id)
+      const done = await attempt(async () => {
+        const [payments, users, requests] = await Promise.all([
+          account(`/portal/apps/${id}/payments?${new URLSearchParams({ q: text, limit: '10' })}`),
+          account(`/portal/apps/${id}/users?${new URLSearchParams({ q: text, limit: '10' })}`),
+          account(`/portal/apps/${id}/requests?${new URLSearchParams({ request_id: text, limit: '10' })}`),
+        ])
+        return { payments, users, requests }
+      }, line)
+      if (!done.ok) return
+      const { payments, users, requests } = done.value
+      const items = [
+        ...payments.payments.map((p) =>
+          h(
+            'li',
+            { 'data-payment-id': p.identifier },
+            'Payment ',
+            h('span', { class: 'mono' }, p.identifier),
+            ` · ${p.state.replace('_', ' ')} · ${p.amount} π · ${p.memo}`,
+          ),
+        ),
+        ...users.users.map((u) =>
+          h('li', { 'data-uid': u.uid }, 'User ', h('span', { class: 'mono' }, u.uid), u.username === null ? '' : ` (${u.username})`),
+        ),
+        ...requests.requests.map((r) =>
+          h('li', { 'data-request-id': r.id }, `Call ${r.method} ${r.path} → ${r.status} · ${when(r.at)}`, curlPart(attempt, app, r.id)),
+        ),
+      ]
+      hits.replaceChildren(...(items.length === 0 ? [h('li', { class: 'muted' }, 'Nothing in this app matches.')] : items))
+    }
+    return h(
+      'div',
+      {},
+      h('h4', {}, 'Find'),
+      inlineForm({ label: 'Find in the app', input: q, action: 'Find', search: true, onSubmit: find }),
+      line.element,
+      hits,
+    )
   }
 
   /**
