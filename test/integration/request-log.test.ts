@@ -110,6 +110,10 @@ describe('request log', () => {
       [approve.id],
     )
     assert.deepEqual(
+      (await list(shop.app_id, '?request_id=req-me-1')).body.requests.map((e) => e.id),
+      [meEntry.id],
+    )
+    assert.deepEqual(
       (await list(shop.app_id, '?status=200')).body.requests.map((e) => e.id),
       [meEntry.id],
     )
