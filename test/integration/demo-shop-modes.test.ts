@@ -15,10 +15,8 @@ import { freePort, scriptArgs } from '../helpers/server-process.js'
  * the app's validation key, so the portal's **Verify the domain** can prove it.
  */
 
+/** What a test started, closed when the file's suite ends (in its describe: files share a process). */
 const running: Array<{ close(): Promise<void> }> = []
-after(async () => {
-  for (const thing of running.reverse()) await thing.close()
-})
 
 async function listening(mode: PlinthMode): Promise<{ platform: TestPlatform; url: string }> {
   const platform = await startPlatform({ mode, portal: { allowPrivateAppUrls: true } })
@@ -71,6 +69,10 @@ const plinthUrls = (lines: string[], plinthUrl: string) =>
     .map((url) => url.split('#')[0] ?? url)
 
 describe('the demo shop in each mode', () => {
+  after(async () => {
+    for (const thing of running.splice(0).reverse()) await thing.close()
+  })
+
   for (const mode of ['sandbox', 'production'] as const) {
     it(`${mode}: the shop tells the mode, and every Plinth page its banner names answers 200`, async () => {
       const { url } = await listening(mode)
