@@ -4,10 +4,12 @@
  *   PLINTH_URL  Plinth's base URL (default http://127.0.0.1:8080)
  *   PORT, HOST  where the shop listens (default 3000 on 127.0.0.1)
  *   SHOP_URL    the shop's URL as the browser sees it (default http://127.0.0.1:PORT/)
- *   SHOP_API_KEY, SHOP_WALLET_SEED, SHOP_APP_ID   use this app instead of creating one
+ *   SHOP_API_KEY, SHOP_WALLET_SEED, SHOP_APP_ID   use this app instead of creating one (production: required)
+ *   SHOP_VALIDATION_KEY   the app's validation key, served at /validation-key.txt for the portal's Verify
  *   PLINTH_ADMIN_TOKEN   when Plinth requires it for the sandbox API
  */
 import { fileURLToPath } from 'node:url'
+import { bannerLines, plinthMode } from './banner.js'
 import { loadCredentials } from './credentials.js'
 import { createShop } from './shop.js'
 
@@ -21,33 +23,47 @@ async function main(): Promise<void> {
   const shopUrl = process.env.SHOP_URL ?? `http://127.0.0.1:${port}/`
   const log = (line: string) => process.stdout.write(`${line}\n`)
 
-  let loaded: Awaited<ReturnType<typeof loadCredentials>>
-  try {
-    loaded = await loadCredentials({ plinthUrl, file: CREDENTIALS_FILE, shopUrl, log })
-  } catch (error) {
+  const validationKey = process.env.SHOP_VALIDATION_KEY?.trim() || undefined
+  const hasCredentials = Boolean(process.env.SHOP_API_KEY && process.env.SHOP_WALLET_SEED)
+
+  const cannot = (error: unknown) => {
     const cause = error instanceof Error && error.cause instanceof Error ? ` (${error.cause.message})` : ''
-    throw new Error(
+    return new Error(
       `Cannot set the shop up on Plinth at ${plinthUrl}: ${error instanceof Error ? error.message : String(error)}${cause}\n` +
         'Start Plinth first (npm start), or point PLINTH_URL at it.',
     )
   }
+  const mode = await plinthMode(plinthUrl).catch((error: unknown) => {
+    throw cannot(error)
+  })
+  if (mode === 'production' && !hasCredentials) {
+    throw new Error(
+      `Plinth at ${plinthUrl} is in production mode, where the shop cannot create its own app: register it in the portal ` +
+        `at ${shopUrl} (docs/production.md, section 5), then give SHOP_APP_ID, SHOP_API_KEY, SHOP_WALLET_SEED and SHOP_VALIDATION_KEY.`,
+    )
+  }
+  let loaded: Awaited<ReturnType<typeof loadCredentials>>
+  try {
+    loaded = await loadCredentials({ plinthUrl, file: CREDENTIALS_FILE, shopUrl, log })
+  } catch (error) {
+    throw cannot(error)
+  }
   const { credentials, source } = loaded
 
-  const { server } = createShop({ plinthUrl, apiKey: credentials.apiKey, walletSeed: credentials.walletSeed, log })
+  const { server } = createShop({ plinthUrl, apiKey: credentials.apiKey, walletSeed: credentials.walletSeed, validationKey, log })
   server.listen(port, host, () => {
-    const appId = credentials.appId ?? '(from SHOP_APP_ID: not set)'
-    log('')
-    log(`Demo Shop listening on ${shopUrl}`)
-    log(`  Plinth          ${plinthUrl}`)
-    log(`  App             Demo Shop, app_id ${appId}`)
-    log(
-      source === 'created'
-        ? `  Credentials     created now, kept in ${CREDENTIALS_FILE} (mode 600)`
-        : `  Credentials     from ${source === 'file' ? CREDENTIALS_FILE : 'the environment'}`,
-    )
-    log(`  Try it          open ${plinthUrl}/sandbox/, sign in as a test user and open "Demo Shop"`)
-    log(`  Console         ${plinthUrl}/console/${credentials.appId ? `#/apps/${credentials.appId}` : ''}`)
-    log('')
+    const lines = bannerLines({
+      mode,
+      plinthUrl,
+      shopUrl,
+      appId: credentials.appId,
+      credentials:
+        source === 'created'
+          ? `created now, kept in ${CREDENTIALS_FILE} (mode 600)`
+          : `from ${source === 'file' ? CREDENTIALS_FILE : 'the environment'}`,
+      validationKey: validationKey !== undefined,
+    })
+    log(['', ...lines, ''].join('\n'))
   })
 
   const stop = () => {

@@ -36,6 +36,8 @@ export interface ShopOptions {
   /** How long a reward claim waits for the ad mediator's verdict (at once by default; PLINTH_AD_VERDICT_DELAY_SECONDS delays it). */
   adVerdictTimeoutMs?: number
   adPollIntervalMs?: number
+  /** The app's validation key (production): served at /validation-key.txt, where the portal's Verify fetches it. */
+  validationKey?: string
   log?: (line: string) => void
 }
 
@@ -427,6 +429,10 @@ export function createShop(options: ShopOptions): { server: Server; users: Map<s
     const path = new URL(request.url ?? '/', 'http://shop.invalid').pathname
     if (request.method === 'GET' && (path === '/' || path === '/index.html')) {
       return send(response, 200, 'text/html; charset=utf-8', indexHtml, { 'content-security-policy': contentSecurityPolicy })
+    }
+    // The whole body is the key: the platform compares it, trimmed, with the app's (docs/portal.md).
+    if (request.method === 'GET' && path === '/validation-key.txt' && options.validationKey !== undefined) {
+      return send(response, 200, 'text/plain; charset=utf-8', `${options.validationKey}\n`)
     }
     const file = STATIC_FILES[path]
     if (request.method === 'GET' && file !== undefined) {

@@ -262,6 +262,7 @@ export const PIPELINE: readonly Stage[] = [
         verifyPersonalToken: personalTokens?.verify,
         authenticator: {
           verifyAccessToken: cached.verifyAccessToken,
+          identifyRefusedKey: apps.identifyRefusedKey,
           // A key's last use is recorded (to the minute) whether the cache or the database answered.
           async verifyApiKey(key) {
             const checked = grants?.take(key) ?? (await cached.verifyApiKey(key))

@@ -57,6 +57,16 @@ export function appsRepo(db: Kysely<DB>) {
       await db.updateTable('api_keys').set({ last_used_at: sql<Date>`now()` }).where('id', '=', keyId).execute()
     },
 
+    /** A key by its hash, revoked or not. */
+    async findKeyByHash(keyHash: string): Promise<{ id: string; app_id: string } | undefined> {
+      return db.selectFrom('api_keys').select(['id', 'app_id']).where('key_hash', '=', keyHash).executeTakeFirst()
+    },
+
+    /** Up to `limit` keys (revoked or not) whose clear prefix is `prefix`. */
+    async findKeysByPrefix(prefix: string, limit: number): Promise<Array<{ id: string; app_id: string }>> {
+      return db.selectFrom('api_keys').select(['id', 'app_id']).where('key_prefix', '=', prefix).limit(limit).execute()
+    },
+
     async findActiveKeyByHash(
       keyHash: string,
     ): Promise<{ id: string; app_id: string; key_hash: string; suspended_at: Date | null } | undefined> {

@@ -148,6 +148,20 @@ export function appsServiceFactory(deps: {
       return { keyId: key.id, revokedAt: key.revoked_at, revoked }
     },
 
+    /**
+     * A refused key's app, for its request log: the revoked key it is (its hash), or else the one key
+     * whose first KEY_PREFIX_LENGTH characters (kept in clear for display) it starts with; none
+     * when no key or keys of several apps match. The caller is told nothing of it.
+     */
+    async identifyRefusedKey(apiKey: string): Promise<{ appId: string; keyId: string } | undefined> {
+      const known = await appsRepo.findKeyByHash(sha256Hex(apiKey))
+      if (known !== undefined) return { appId: known.app_id, keyId: known.id }
+      if (apiKey.length < KEY_PREFIX_LENGTH) return undefined
+      const alike = await appsRepo.findKeysByPrefix(apiKey.slice(0, KEY_PREFIX_LENGTH), 2)
+      const [only] = alike
+      return alike.length === 1 && only !== undefined ? { appId: only.app_id, keyId: only.id } : undefined
+    },
+
     async verifyApiKey(apiKey: string): Promise<KeyCheck> {
       const hash = sha256Hex(apiKey)
       const key = await appsRepo.findActiveKeyByHash(hash)

@@ -59,4 +59,9 @@ export type TokenCheck = TokenPrincipal | 'expired' | Suspended | undefined
 export interface Authenticator {
   verifyApiKey(key: string): Promise<KeyCheck>
   verifyAccessToken(token: string): Promise<TokenCheck>
+  /**
+   * The app a refused key belongs to, for its request log only (docs/api.md, "Request log"): a
+   * revoked key of it, or a key that starts as exactly one of its keys does. Never told to the caller.
+   */
+  identifyRefusedKey?(key: string): Promise<{ appId: string; keyId: string } | undefined>
 }

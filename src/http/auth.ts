@@ -54,6 +54,8 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     principal: KeyPrincipal | TokenPrincipal | SessionPrincipal | undefined
+    /** A refused server API key's app and nearest key, for that app's request log only (no principal: nothing runs as it). */
+    refusedKey?: { appId: string; keyId: string } | undefined
   }
 }
 
@@ -225,7 +227,11 @@ export function registerAuth(
           )
         }
         const principal = await authenticator.verifyApiKey(parsed.credential)
-        if (principal === undefined) throw new ApiError('invalid_api_key', 'The server API key is unknown or has been revoked.')
+        if (principal === undefined) {
+          // The answer is the same whoever's key it resembles; only the app's own log is told.
+          request.refusedKey = await authenticator.identifyRefusedKey?.(parsed.credential)
+          throw new ApiError('invalid_api_key', 'The server API key is unknown or has been revoked.')
+        }
         if (principal === 'app_suspended') throw suspended(principal)
         request.principal = principal
         return

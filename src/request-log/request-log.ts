@@ -127,7 +127,7 @@ export function registerRequestLog(app: FastifyInstance, options: Options): Requ
   }
 
   const kept = (request: FastifyRequest): boolean => {
-    const principal = request.principal
+    const principal = attributed(request)
     if (principal === undefined || principal.kind === 'session' || !isLogged(request)) return false
     return options.logs === undefined || options.logs(principal.appId)
   }
@@ -141,7 +141,7 @@ export function registerRequestLog(app: FastifyInstance, options: Options): Requ
   })
 
   app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
-    const principal = request.principal
+    const principal = attributed(request)
     if (principal === undefined || principal.kind === 'session' || !kept(request)) return
     const latency = Math.round(reply.elapsedTime * 1000) / 1000
     const pending: Pending = {
@@ -210,6 +210,15 @@ function isLogged(request: FastifyRequest): boolean {
  */
 function isPlatformsOwn(request: FastifyRequest, route: string): boolean {
   return route.startsWith('/v2/client/notifications') && request.headers['x-plinth-client'] === 'platform-page'
+}
+
+/**
+ * Who a call is the app's: its principal, or, for a refused server API key that is one of the
+ * app's revoked keys or starts as one of its keys (auth.ts), that app, under that key's id.
+ */
+function attributed(request: FastifyRequest) {
+  const refused = request.refusedKey
+  return request.principal ?? (refused === undefined ? undefined : { kind: 'key' as const, appId: refused.appId, keyId: refused.keyId })
 }
 
 function operationIdOf(request: FastifyRequest): string | null {

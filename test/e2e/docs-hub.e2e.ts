@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
-import { launchBrowser, newPage, type RunningPlinth, startPlinth, waitFor } from './harness.js'
+import { launchBrowser, newPage, type RunningPlinth, startPlinth } from './harness.js'
 
 /** WCAG 2's contrast ratio of two CSS colours `rgb(r, g, b)`. */
 function contrast(a: string, b: string): number {
@@ -70,7 +70,7 @@ describe('API reference and hub in a browser', () => {
     }
   })
 
-  it("Try it out: a sandbox app's new key and a user's token, chosen in the selector, authorize the calls", async () => {
+  it("Try it out: a sandbox app's key (one per tab, reused) and a user's token with the scopes ticked authorize the calls", async () => {
     const app = await plinth.createApp('Docs Shop')
     const user = await plinth.createUser()
     await page.reload()
@@ -86,9 +86,34 @@ describe('API reference and hub in a browser', () => {
     const keyCall = await plinth.api('GET', '/v2/payments/incomplete_server_payments', { key: key.slice(4) })
     assert.equal(keyCall.status, 200)
 
+    // Clicking again, or after a reload, reuses this tab's key: no new key per click (#41 U18).
+    const keysOfApp = async () =>
+      ((await plinth.api('GET', `/sandbox/apps/${app.app_id}`)).body as { keys: Array<{ key_id: string; revoked_at: string | null }> }).keys
+    assert.equal((await keysOfApp()).length, 2, "the app's first key and the reference's")
+    await page.reload()
+    await page.locator('.opblock').first().waitFor()
+    await page.locator('#plinth-try-app').selectOption(app.app_id)
+    await page.locator('#plinth-use-key').click()
+    await page.getByRole('status').filter({ hasText: "This tab's server API key of Docs Shop" }).waitFor()
+    assert.equal((await authorized()).ServerApiKey?.value, key)
+    assert.equal((await keysOfApp()).length, 2, 'still two keys')
+    // Revoked (in the console, say), it is replaced by a new one.
+    const tabKey = (await keysOfApp())[1]?.key_id ?? ''
+    assert.equal((await plinth.api('DELETE', `/sandbox/apps/${app.app_id}/keys/${tabKey}`)).status, 200)
+    await page.locator('#plinth-use-key').click()
+    await page.getByRole('status').filter({ hasText: 'A new server API key of Docs Shop' }).waitFor()
+    assert.notEqual((await authorized()).ServerApiKey?.value, key)
+
+    // The token carries the scopes ticked (username and payments at first), and the panel says so.
     await page.locator('#plinth-try-user').selectOption(user.user_id)
+    assert.equal(await page.getByRole('checkbox', { name: 'username' }).isChecked(), true)
+    assert.equal(await page.getByRole('checkbox', { name: 'wallet_address' }).isChecked(), false)
+    await page.getByRole('checkbox', { name: 'payments' }).uncheck()
     await page.locator('#plinth-use-token').click()
-    await waitFor(async () => (await authorized()).AccessToken?.value, "the user's token in Authorize")
+    await page.getByRole('status').filter({ hasText: 'access token, with the scopes username, is set for Try it out' }).waitFor()
+    const token = (await authorized()).AccessToken?.value ?? ''
+    const me = await plinth.api('GET', '/v2/me', { token })
+    assert.deepEqual((me.body as { credentials: { scopes: string[] } }).credentials.scopes, ['username'])
 
     // Swagger UI's own Try it out sends it: GET /v2/me answers the chosen user.
     // The test platform's PLINTH_PUBLIC_URL is not this server's address: pick the page's own origin.

@@ -67,6 +67,9 @@ describe('production: the platform page with the demo shop, in Chromium', () => 
     await page.getByLabel('Password (8 to 128').fill('password123')
     await page.getByRole('button', { name: 'Create account' }).click()
     await page.locator('#account-error').getByText('too easy to guess').waitFor()
+    // The refused password stays, focused, to be made longer (#41 U21).
+    assert.equal(await page.locator('#signup-password').inputValue(), 'password123')
+    assert.equal(await page.evaluate('document.activeElement?.id'), 'signup-password')
     await page.getByLabel('Password (8 to 128').fill(GOOD_PASSWORD)
     // "Show the password" shows what was typed, and hides it again.
     const reveal = page.locator('input[data-reveals="signup-password"]')

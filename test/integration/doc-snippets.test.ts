@@ -44,8 +44,6 @@ const NOT_RUN: Record<string, string> = {
   'npm test': 'this suite',
   'export DATABASE_URL=postgres://postgres@127.0.0.1:5432/plinth':
     'needs a database named plinth; several processes on one PostgreSQL: test/integration/cluster tests (startCluster)',
-  "const pi = new PiNetwork(apiKey, walletSeed, { baseUrl: 'http://127.0.0.1:8080' })":
-    "pi-backend's Horizon host is fixed: test/clients/pi-backend-stellar.test.ts runs these three calls with it pointed at /ledger",
   '{': 'the `plinth seed` file: test/integration/cli-fixtures.test.ts seeds a file with every field this one has',
   '# .github/workflows/test.yml (GitHub Actions)': 'a GitHub Actions workflow; it calls npm test, which startPlinth() makes self-contained',
   'DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run test:loaded -- --backend=postgres test/integration test/clients':
@@ -249,6 +247,47 @@ describe('the README and docs/testing.md, as written', () => {
       (r) => r.json() as Promise<{ status: { developer_completed: boolean } }>,
     )
     assert.equal(payment.status.developer_completed, true)
+  })
+
+  it('README, the official pi-backend SDK: the snippet runs as written, in a process of its own, and completes an A2U payment on /ledger', async () => {
+    const script = claim("import { createRequire } from 'node:module'")
+    const created = await api('/sandbox/apps', { method: 'POST', json: { name: 'pi-backend doc' } })
+    assert.equal(created.status, 201, JSON.stringify(created.body))
+    const app = created.body
+    const user = (await api('/sandbox/users', { method: 'POST', json: { username: `pibackend_${process.pid}` } })).body
+    const auth = await api(`/sandbox/apps/${app.app_id}/authenticate`, {
+      method: 'POST',
+      json: { user_id: user.user_id, scopes: ['username', 'payments', 'wallet_address'] },
+    })
+    // The snippet's free names are the app's, as a backend holds them; imports are hoisted, so
+    // they can come first. Inside the repository, pi-backend resolves from its node_modules.
+    const given = { apiKey: app.api_key, walletSeed: app.wallet.seed, uid: auth.body.user.uid }
+    const preamble = Object.entries(given).map(([name, value]) => `const ${name} = ${JSON.stringify(value)}`)
+    const scratch = join(REPO_ROOT, '.build', `doc-snippet-pi-${process.pid}`)
+    mkdirSync(scratch, { recursive: true })
+    const file = join(scratch, 'pi-backend.mjs')
+    writeFileSync(file, `${preamble.join('\n')}\n${script}\nconsole.log(JSON.stringify({ paymentId, txid }))\n`)
+    let out: string
+    try {
+      out = execFileSync(process.execPath, [file], { cwd: scratch, encoding: 'utf8' })
+    } finally {
+      rmSync(scratch, { recursive: true, force: true })
+    }
+    const { paymentId, txid } = JSON.parse(out.trim().split('\n').at(-1) ?? '{}')
+    assert.match(txid, /^[0-9a-f]{64}$/)
+    const payment = await api(`/v2/payments/${paymentId}`, { headers: { authorization: `Key ${app.api_key}` } })
+    assert.equal(payment.body.direction, 'app_to_user')
+    assert.equal(payment.body.status.developer_completed, true)
+    assert.equal(payment.body.transaction.txid, txid)
+    assert.equal((await api(`/ledger/transactions/${txid}`)).body.memo, paymentId)
+    // docs/payments.md gives the same block, and says why it is not `import PiNetwork from 'pi-backend'`.
+    const payments = blocks('docs/payments.md').find((b) => b.first === "import { createRequire } from 'node:module'")
+    assert.equal(payments?.text, all.find((b) => b.first === "import { createRequire } from 'node:module'")?.text)
+    const imported = execFileSync(process.execPath, ['--input-type=module', '-e', "import P from 'pi-backend'; console.log(typeof P)"], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+    })
+    assert.equal(imported.trim(), 'object', "an ES module's default import of pi-backend is not its class")
   })
 
   it('docs/testing.md, "Reset and snapshots": each curl answers as its comment says', async () => {

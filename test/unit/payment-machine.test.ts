@@ -29,6 +29,7 @@ interface Facts {
   secondsLeft: number
   shortOfFunds: boolean
   message?: string
+  production?: boolean
 }
 interface Machine {
   STATES: string[]
@@ -168,6 +169,12 @@ describe('payment dialog: what each state shows', () => {
       'Waiting for Shop to approve the payment… 42 s left (the platform cancels it after 60 s).',
     )
     assert.match(m.view(at('approved'), { ...facts, shortOfFunds: true }).text ?? '', /^Your balance is too low: .*0\.00001 π fee/)
+    // What the person can do, per mode: never "fund your wallet", which no user can (#41 U12).
+    const sandbox = m.view(at('approved'), { ...facts, shortOfFunds: true }).text ?? ''
+    const production = m.view(at('approved'), { ...facts, shortOfFunds: true, production: true }).text ?? ''
+    for (const text of [sandbox, production]) assert.doesNotMatch(text, /fund your wallet/i)
+    assert.match(sandbox, /get test-π with Get test-π in your wallet/)
+    assert.match(production, /Pi comes into your wallet only from a payment to you .* when this platform’s faucet is on/)
     assert.equal(m.view(at('expired'), facts).text, 'Shop did not approve the payment within 60 s; the platform cancelled it.')
     assert.equal(m.view(at('failed'), { ...facts, message: 'amount is too large' }).text, 'amount is too large')
     assert.equal(m.view(at('cancelling'), facts).text, undefined)

@@ -107,7 +107,7 @@ export function createSignIn(ctx) {
         return ctx.enterAccount()
       })
       .catch((error) => {
-        password.value = ''
+        keepIfWeak(password, error)
         showError(byId('reset-error'), error)
       })
   })
@@ -166,11 +166,22 @@ export function createSignIn(ctx) {
           return ctx.enterAccount()
         })
         .catch((error) => {
-          password.value = ''
+          keepIfWeak(password, error)
           showError(byId('account-error'), error)
         })
     })
   }
 
   return { showSignIn, showAccountSignIn, showReset, resetToken }
+}
+
+/**
+ * After a refusal: a password refused as too easy to guess stays typed, focused, to be made
+ * longer (the "Show the password" box shows it); any other refusal (a wrong password) clears it.
+ * @param {HTMLInputElement} password
+ * @param {unknown} error
+ */
+function keepIfWeak(password, error) {
+  if (/** @type {{ code?: unknown }} */ (error)?.code === 'weak_password') password.focus()
+  else password.value = ''
 }

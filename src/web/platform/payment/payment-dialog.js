@@ -212,6 +212,7 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
       secondsLeft: Math.max(0, Math.ceil((deadline - platformNow()) / 1000)),
       shortOfFunds: shortOfFunds(amount, balanceStroops),
       message: createMessage,
+      production: ctx.platform().mode === 'production',
     })
     if (shown.text !== undefined) {
       status.textContent = shown.text

@@ -163,7 +163,7 @@ export function shortOfFunds(amount, balanceStroops) {
  * the three buttons. `facts`: `appName`, `amount`, `windowSeconds`, `secondsLeft` (of the
  * approval window), `shortOfFunds`, and `message` (why creating failed).
  * @param {State} state
- * @param {{ appName: string, amount: string | number, windowSeconds: number, secondsLeft?: number, shortOfFunds: boolean, message?: string }} facts
+ * @param {{ appName: string, amount: string | number, windowSeconds: number, secondsLeft?: number, shortOfFunds: boolean, message?: string, production?: boolean }} facts
  */
 export function view(state, facts) {
   const { appName, amount, windowSeconds } = facts
@@ -190,10 +190,12 @@ export function view(state, facts) {
       // The payment is still open: the user may try again (the app's backend may be back) or cancel.
       if (state.error !== undefined) return line(`${state.error} Pay again to retry, or Cancel.`, 'bad')
       if (facts.shortOfFunds) {
-        return line(
-          `Your balance is too low: this payment needs ${formatPi(amount)} plus the ${formatPi(FEE_PI)} fee. Cancel it, or fund your wallet.`,
-          'bad',
-        )
+        // What the person can do about it: a production wallet takes Pi only from payments to it (and the
+        // faucet on Pi Testnet, when the operator turned it on); the sandbox's faucet always pays.
+        const remedy = facts.production
+          ? 'Cancel it: Pi comes into your wallet only from a payment to you (an app’s reward, say) or, on Pi Testnet, from Get test-π in your wallet when this platform’s faucet is on.'
+          : 'Cancel it, and get test-π with Get test-π in your wallet (the balance button) before paying again.'
+        return line(`Your balance is too low: this payment needs ${formatPi(amount)} plus the ${formatPi(FEE_PI)} fee. ${remedy}`, 'bad')
       }
       return line(`${appName} approved the payment. Pay signs and submits the transaction from your wallet.`, 'ok')
     case 'submitting':
