@@ -32,9 +32,11 @@ describe('production: a portal section’s error shows next to the control that 
     await plinth?.close()
   })
 
+  /** A box in the window's coordinates. */
+  type Box = { top: number; bottom: number }
   /** The alert's box and the button's, in the window's coordinates. */
   const boxes = (page: Page, alert: string, button: string) =>
-    page.evaluate<{ alert: DOMRect | null; button: DOMRect | null; text: string; height: number }>(`(() => {
+    page.evaluate<{ alert: Box | null; button: Box | null; text: string; height: number }>(`(() => {
       const alert = document.querySelector(${JSON.stringify(alert)})
       const button = document.querySelector(${JSON.stringify(button)})
       return {
