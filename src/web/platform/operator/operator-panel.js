@@ -123,7 +123,7 @@ export function createOperatorConsole(ctx) {
    * @param {(found: import('../../api/routes').Answer<P>) => Array<[string, import('../../ui/types').Child]>} entries
    */
   const aboutToggle = (name, path, entries) =>
-    detailsToggle(`About ${name}`, async () => {
+    detailsToggle(`Details about ${name}`, async () => {
       const done = await attempt(() => account(path))
       return done.ok ? facts(entries(done.value), `About ${name}`) : undefined
     })
@@ -243,7 +243,7 @@ export function createOperatorConsole(ctx) {
               'aria-label': `${has('developer') ? 'Withdraw the developer role from' : 'Grant the developer role to'} ${user.username}`,
               onclick: () => setRole(user, 'developer', !has('developer')),
             },
-            has('developer') ? 'Withdraw developer' : 'Grant developer',
+            has('developer') ? 'Withdraw the developer role' : 'Grant the developer role',
           ),
           me
             ? ''
@@ -254,7 +254,7 @@ export function createOperatorConsole(ctx) {
                   'aria-label': `${has('operator') ? 'Withdraw the operator role from' : 'Grant the operator role to'} ${user.username}`,
                   onclick: () => setRole(user, 'operator', !has('operator')),
                 },
-                has('operator') ? 'Withdraw operator' : 'Grant operator',
+                has('operator') ? 'Withdraw the operator role' : 'Grant the operator role',
               ),
           h(
             'button',
