@@ -93,6 +93,8 @@ export interface PortalSectionView {
   reload(): Promise<void>
   user(): { username: string } | undefined
   showSecret(secret: ShownOnce): void
+  /** Takes the key that starts with `prefix` (revoked) out of the shown-once box. */
+  forgetKey(prefix: string): void
   deselect(): void
 }
 

@@ -13,6 +13,7 @@ import { grid, pagedRows } from '../../../web/ui/tables.js'
 import { toast } from '../../../web/ui/toast.js'
 import { account } from '../api.js'
 import { listingQueueSection } from '../listing-ui.js'
+import { focusAfterAct } from '../page-focus.js'
 import { alertLine, askReason, attempter, confirmAct, detailsToggle, facts, onceBox, query, subTabs, when } from '../widgets.js'
 import { approvalsSection, issueSection, ledgerSection } from './operator-money.js'
 import { supportSection } from './support-lookup.js'
@@ -160,6 +161,9 @@ export function createOperatorConsole(ctx) {
       }
       toast(`${user.username}: ${done.value.roles.length === 0 ? 'no roles' : done.value.roles.join(', ')}.`)
       await users.reload()
+      // The same person's button for the same role, now saying the opposite act.
+      const label = `${grant ? 'Withdraw' : 'Grant'} the ${role} role ${grant ? 'from' : 'to'} ${user.username}`
+      focusAfterAct(`#operator-view button[aria-label="${CSS.escape(label)}"]`)
     }
 
     /**
