@@ -74,4 +74,58 @@ describe('every page of both modes fits the window, at 1280×800 and 390×844', 
       }
     })
   }
+
+  /** Words of the console's titles drawn on more than one line (a word broken mid-word). */
+  const brokenWords = (page: Page) =>
+    page.evaluate<string[]>(`(() => {
+      const broken = []
+      for (const title of document.querySelectorAll('main h1, main h2, main h3')) {
+        const text = title.firstChild
+        if (text === null || text.nodeType !== 3) continue
+        const re = /\\S+/g
+        let m
+        while ((m = re.exec(text.data)) !== null) {
+          const range = document.createRange()
+          range.setStart(text, m.index)
+          range.setEnd(text, m.index + m[0].length)
+          const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top)))
+          if (lines.size > 1) broken.push(m[0])
+        }
+      }
+      return broken
+    })()`)
+
+  it('the console’s request log at 1280×800: each time on one line, each request id whole; at 390 no title breaks mid-word (#41 U7, U8)', async () => {
+    const { page, close } = await pageAt(browser, SIZES[0])
+    try {
+      await page.goto(`${world.sandbox.url}/console/#/apps/${world.sandboxAppId}/requests`)
+      await page.locator('[data-testid="request-row"] td').first().waitFor()
+      const seen = await page.evaluate<{ times: number[]; ids: string[] }>(`(() => {
+        const rows = [...document.querySelectorAll('[data-testid="request-row"]')]
+        const wrap = document.querySelector('[data-testid="requests"]').closest('.table-wrap').getBoundingClientRect()
+        return {
+          times: rows.map((row) => new Set([...row.cells[0].querySelector('a').getClientRects()].map((r) => Math.round(r.top))).size),
+          ids: rows.map((row) => row.cells[row.cells.length - 1].querySelector('code'))
+            .filter((code) => code.scrollWidth > code.clientWidth + 1 || code.getBoundingClientRect().right > wrap.right + 0.5)
+            .map((code) => code.textContent),
+        }
+      })()`)
+      assert.deepEqual(
+        seen.times.filter((lines) => lines > 1),
+        [],
+        'each time on one line',
+      )
+      assert.deepEqual(seen.ids, [], 'no request id clipped')
+      await page.setViewportSize({ width: SIZES[1].width, height: SIZES[1].height })
+      const broken: string[] = []
+      for (const hash of ['#/apps', `#/apps/${world.sandboxAppId}`, `#/apps/${world.sandboxAppId}/requests`, '#/platform']) {
+        await page.goto(`${world.sandbox.url}/console/${hash}`)
+        await page.locator('main h2').first().waitFor()
+        broken.push(...(await brokenWords(page)).map((word) => `${hash}: ${word}`))
+      }
+      assert.deepEqual(broken, [])
+    } finally {
+      await close()
+    }
+  })
 })

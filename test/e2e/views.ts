@@ -46,7 +46,13 @@ export async function startWorld(): Promise<World> {
     'authenticate',
   )
   const body = { amount: 3.14, memo: 'A mug with a rather long description of what is printed on it', metadata: {} }
-  expectStatus(await sandbox.api('POST', '/v2/client/payments', { token: auth.accessToken, body }), 201, 'create payment')
+  const payment = expectStatus(
+    await sandbox.api<{ identifier: string }>('POST', '/v2/client/payments', { token: auth.accessToken, body }),
+    201,
+    'create payment',
+  )
+  // A long path and a long username in the request log's row (the widest row the log draws).
+  expectStatus(await sandbox.api('POST', `/v2/payments/${payment.identifier}/approve`, { key: app.api_key }), 200, 'approve')
   expectStatus(await sandbox.api('POST', '/sandbox/snapshots', { body: { name: 'before-the-big-refactor' } }), 201, 'snapshot')
   return {
     production,
