@@ -20,6 +20,18 @@ export function focusFallback() {
   } else document.getElementById('main')?.focus()
 }
 
+/**
+ * After an act that drew its part of the page again (#41 U14): the focus goes to what the act made
+ * (`selector`: a new key's field, the next form's field, the toggled button), never to <body>;
+ * focusFallback when it is not there.
+ * @param {string} selector
+ */
+export function focusAfterAct(selector) {
+  const target = document.querySelector(selector)
+  if (target instanceof HTMLElement && focusable(target)) target.focus()
+  else focusFallback()
+}
+
 /** Whether anything in the page has had the focus: until then, the page is as it loaded. */
 let focusedOnce = false
 // (`globalThis.document`: the payment machine's unit tests load this module in Node, without a page.)

@@ -70,7 +70,7 @@ export interface ProblemLine {
 /** The result of a panel's call (widgets.js, attempter): no error when the session was over (the page went back to sign-in). */
 export type Attempted<T> = { ok: true; value: T } | { ok: false; error?: unknown }
 /** Runs a panel's call, its error said in `line` (the panel's alert line by default). */
-export type Attempt = <T>(work: () => Promise<T>, line?: { set(error: unknown): void }) => Promise<Attempted<T>>
+export type Attempt = <T>(work: () => Promise<T>, line?: { element: HTMLElement; set(error: unknown): void }) => Promise<Attempted<T>>
 
 /** An app as the portal shows it. */
 export type PortalApp = Answer<`/portal/apps/${string}`, 'GET'>
@@ -93,6 +93,8 @@ export interface PortalSectionView {
   reload(): Promise<void>
   user(): { username: string } | undefined
   showSecret(secret: ShownOnce): void
+  /** Takes the key that starts with `prefix` (revoked) out of the shown-once box. */
+  forgetKey(prefix: string): void
   deselect(): void
 }
 

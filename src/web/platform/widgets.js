@@ -217,16 +217,46 @@ export function alertLine(testid) {
   }
 }
 
+/** The alert line shown beside a control (a form, a list row or the control itself), once made. @type {WeakMap<Element, AlertLine>} */
+const besideLines = new WeakMap()
+
 /**
- * A panel's way of running a call: `attempt(work, line = panelLine)` answers `{ok: true, value}`,
- * or `{ok: false, error}` with the error's message in `line`; when the session is over it calls
- * `signedOut()` (back to sign-in) instead.
+ * Where a failure of what `control` started is shown (#41 U3): for a control inside a section of
+ * `panel`, a line of its own right after the control's form (or inside its list row), so that the
+ * person sees it where they acted and a screen reader announces it (role=alert); otherwise the
+ * panel's line at its top.
+ * @param {Element | null} control
+ * @param {AlertLine} panelLine
+ * @returns {AlertLine}
+ */
+function lineBeside(control, panelLine) {
+  const panel = panelLine.element.parentElement
+  if (!(control instanceof HTMLElement) || panel === null || !panel.contains(control)) return panelLine
+  if (control.closest('section') === null || control.closest('dialog, .modal') !== null) return panelLine
+  const anchor = control.closest('form') ?? control.closest('li') ?? control
+  const known = besideLines.get(anchor)
+  if (known !== undefined) return known
+  const line = alertLine('control-error')
+  if (anchor.tagName === 'LI') anchor.append(line.element)
+  else anchor.after(line.element)
+  besideLines.set(anchor, line)
+  return line
+}
+
+/**
+ * A panel's way of running a call: `attempt(work, line)` answers `{ok: true, value}`, or
+ * `{ok: false, error}` with the error's message in `line`; without `line`, beside the control that
+ * has the focus when the call starts (the button pressed, the form's field), or at the panel's top
+ * when there is none (lineBeside). When the session is over it calls `signedOut()` (back to
+ * sign-in) instead.
  * @param {AlertLine} panelLine
  * @param {() => void} signedOut
  * @returns {import('./types').Attempt}
  */
 export function attempter(panelLine, signedOut) {
-  return async (work, line = panelLine) => {
+  return async (work, given) => {
+    const line = given ?? lineBeside(document.activeElement, panelLine)
+    panelLine.set(undefined)
     line.set(undefined)
     try {
       return { ok: true, value: await work() }
@@ -237,6 +267,8 @@ export function attempter(panelLine, signedOut) {
         return { ok: false }
       }
       line.set(failure)
+      // Shown where the person looks: a line below the window's edge is scrolled just into view.
+      if (line.element.isConnected) line.element.scrollIntoView({ block: 'nearest' })
       return { ok: false, error: failure }
     }
   }

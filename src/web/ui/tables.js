@@ -31,7 +31,11 @@ export const emptyRow = (columns, text, kind = 'muted') => h('tr', {}, h('td', {
 const scrolling = (box, props, headers, body) =>
   h(
     'div',
-    { class: box },
+    // A box that may scroll is reachable by the keyboard, to scroll it with the arrow keys (WCAG 2.1.1;
+    // axe's scrollable-region-focusable, test/e2e/page-axe.e2e.ts), and named by its table when it has a name.
+    typeof props['aria-label'] === 'string'
+      ? { class: box, tabindex: '0', role: 'region', 'aria-label': props['aria-label'] }
+      : { class: box, tabindex: '0' },
     h(
       'table',
       props,

@@ -72,15 +72,16 @@ export function createAccountPanel(ctx) {
     )
 
   /** @param {import('../../api/routes').Answer<'/account/sessions'>['sessions'][number]} session */
-  const sessionRow = (session) =>
-    h(
+  const sessionRow = (session) => {
+    const dates = `since ${formatLocalTime(session.created_at)}, last used ${formatLocalTime(session.last_seen_at)}`
+    return h(
       'li',
       {},
       h(
         'span',
         { class: 'grow' },
         session.current ? h('strong', {}, 'This browser') : 'Another browser',
-        h('span', { class: 'muted' }, ` since ${formatLocalTime(session.created_at)}, last used ${formatLocalTime(session.last_seen_at)}`),
+        h('span', { class: 'muted row-dates' }, dates),
       ),
       session.current
         ? ''
@@ -88,11 +89,14 @@ export function createAccountPanel(ctx) {
             'button',
             {
               type: 'button',
+              // Told apart from this browser's Sign out, and from each other (#41 U15).
+              'aria-label': `Sign out the other browser, ${dates}`,
               onclick: () => act(account(`/account/sessions/${enc(session.id)}`, { method: 'DELETE' }), 'Signed out there.'),
             },
             'Sign out',
           ),
     )
+  }
 
   /** @param {Passkey} passkey */
   const passkeyRow = (passkey) =>

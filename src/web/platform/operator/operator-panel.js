@@ -13,6 +13,7 @@ import { grid, pagedRows } from '../../../web/ui/tables.js'
 import { toast } from '../../../web/ui/toast.js'
 import { account } from '../api.js'
 import { listingQueueSection } from '../listing-ui.js'
+import { focusAfterAct } from '../page-focus.js'
 import { alertLine, askReason, attempter, confirmAct, detailsToggle, facts, onceBox, query, subTabs, when } from '../widgets.js'
 import { approvalsSection, issueSection, ledgerSection } from './operator-money.js'
 import { supportSection } from './support-lookup.js'
@@ -123,7 +124,7 @@ export function createOperatorConsole(ctx) {
    * @param {(found: import('../../api/routes').Answer<P>) => Array<[string, import('../../ui/types').Child]>} entries
    */
   const aboutToggle = (name, path, entries) =>
-    detailsToggle(`About ${name}`, async () => {
+    detailsToggle(`Details about ${name}`, async () => {
       const done = await attempt(() => account(path))
       return done.ok ? facts(entries(done.value), `About ${name}`) : undefined
     })
@@ -160,6 +161,9 @@ export function createOperatorConsole(ctx) {
       }
       toast(`${user.username}: ${done.value.roles.length === 0 ? 'no roles' : done.value.roles.join(', ')}.`)
       await users.reload()
+      // The same person's button for the same role, now saying the opposite act.
+      const label = `${grant ? 'Withdraw' : 'Grant'} the ${role} role ${grant ? 'from' : 'to'} ${user.username}`
+      focusAfterAct(`#operator-view button[aria-label="${CSS.escape(label)}"]`)
     }
 
     /**
@@ -243,7 +247,7 @@ export function createOperatorConsole(ctx) {
               'aria-label': `${has('developer') ? 'Withdraw the developer role from' : 'Grant the developer role to'} ${user.username}`,
               onclick: () => setRole(user, 'developer', !has('developer')),
             },
-            has('developer') ? 'Withdraw developer' : 'Grant developer',
+            has('developer') ? 'Withdraw the developer role' : 'Grant the developer role',
           ),
           me
             ? ''
@@ -254,7 +258,7 @@ export function createOperatorConsole(ctx) {
                   'aria-label': `${has('operator') ? 'Withdraw the operator role from' : 'Grant the operator role to'} ${user.username}`,
                   onclick: () => setRole(user, 'operator', !has('operator')),
                 },
-                has('operator') ? 'Withdraw operator' : 'Grant operator',
+                has('operator') ? 'Withdraw the operator role' : 'Grant the operator role',
               ),
           h(
             'button',

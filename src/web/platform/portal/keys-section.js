@@ -9,6 +9,7 @@ import { h } from '../../../web/ui/dom.js'
 import { inlineForm } from '../../../web/ui/forms.js'
 import { toast } from '../../../web/ui/toast.js'
 import { account } from '../api.js'
+import { focusAfterAct } from '../page-focus.js'
 import { confirmAct, when } from '../widgets.js'
 
 const enc = encodeURIComponent
@@ -34,7 +35,7 @@ export function keysSection(view, app, keys, owner) {
         h('span', { class: 'mono muted' }, ` ${key.prefix}…`),
         h(
           'span',
-          { class: 'muted small' },
+          { class: 'muted small row-dates' },
           key.revoked_at === null
             ? ` made ${when(key.created_at)}, last used ${when(key.last_used_at)}`
             : ` revoked ${when(key.revoked_at)}`,
@@ -56,6 +57,7 @@ export function keysSection(view, app, keys, owner) {
                 if (!sure) return
                 const done = await view.attempt(() => account(`${path}/${enc(key.key_id)}`, { method: 'DELETE' }))
                 if (done.ok) {
+                  view.forgetKey(key.prefix)
                   toast('Key revoked.')
                   await view.renderDetail()
                 }
@@ -84,6 +86,7 @@ export function keysSection(view, app, keys, owner) {
               entries: [{ label: 'Server API key', value: done.value.api_key, testid: 'secret-api-key' }],
             })
             await view.renderDetail()
+            focusAfterAct('#portal-view [data-testid="secret-api-key"]')
           },
         })
       : h('p', { class: 'muted' }, 'The app’s owner makes and revokes keys.'),

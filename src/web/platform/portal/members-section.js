@@ -9,6 +9,7 @@ import { h } from '../../../web/ui/dom.js'
 import { inlineForm } from '../../../web/ui/forms.js'
 import { toast } from '../../../web/ui/toast.js'
 import { account } from '../api.js'
+import { focusAfterAct } from '../page-focus.js'
 import { confirmAct, when } from '../widgets.js'
 
 const enc = encodeURIComponent
@@ -104,6 +105,8 @@ export function membersSection(view, app, members, owner) {
             if (!done.ok) return
             toast(`${done.value.username} is a member now.`)
             await view.renderDetail()
+            // Ready for the next one: the field, drawn again empty.
+            focusAfterAct('#new-member')
           },
         })
       : '',

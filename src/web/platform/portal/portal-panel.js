@@ -13,6 +13,7 @@ import { formatPi } from '../../../web/ui/format.js'
 import { toast } from '../../../web/ui/toast.js'
 import { ApiError, account } from '../api.js'
 import { listingLine } from '../listing-ui.js'
+import { focusAfterAct } from '../page-focus.js'
 import { alertLine, attempter, confirmAct, facts, isIcon, onceBox, secretField, when } from '../widgets.js'
 import { iconField } from './icon-field.js'
 import { keysSection } from './keys-section.js'
@@ -195,6 +196,7 @@ export function createPortal(ctx) {
           toast(`${created.app.name} registered: prove its domain next.`)
           await loadList()
           await select(created.app.app_id)
+          focusAfterAct('#portal-view [data-testid="secret-api-key"]')
         },
       },
       h('h2', { id: 'register-title' }, 'Register an app'),
@@ -307,6 +309,12 @@ export function createPortal(ctx) {
     user: ctx.user,
     showSecret: (/** @type {import('../types').ShownOnce} */ shown) => {
       secret = shown
+    },
+    // A revoked key is no longer offered to copy (#41 U10); the box's other secrets (a wallet seed) stay.
+    forgetKey: (/** @type {string} */ prefix) => {
+      if (secret === undefined) return
+      const entries = secret.entries.filter((entry) => entry.testid !== 'secret-api-key' || !entry.value.startsWith(prefix))
+      secret = entries.length === 0 ? undefined : { ...secret, entries }
     },
     deselect: () => {
       selected = undefined

@@ -45,14 +45,14 @@ function requestRow(appId, entry) {
   return h(
     'tr',
     { 'data-testid': 'request-row', 'data-status': entry.status, 'data-error': entry.error_code ?? '' },
-    h('td', {}, h('a', { href: requestHref(appId, entry.id) }, formatUtcTime(entry.at))),
+    h('td', { class: 'time' }, h('a', { href: requestHref(appId, entry.id) }, formatUtcTime(entry.at))),
     h('td', {}, statusBadge(entry.status)),
     h(
       'td',
       { class: 'clip' },
       h('strong', {}, entry.method),
       ' ',
-      h('span', { title: entry.path }, entry.path),
+      h('span', { class: 'path', title: entry.path }, entry.path),
       entry.replay_of ? [' ', badge('replay', 'info')] : null,
     ),
     h('td', {}, entry.error_code === null ? '—' : code(entry.error_code)),
