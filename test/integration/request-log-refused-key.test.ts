@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { sql } from 'kysely'
 import { json, sandbox, startPlatform, type TestPlatform } from '../helpers/platform.js'
 
 interface Entry {
@@ -56,5 +57,16 @@ describe('request log: refused keys', () => {
     assert.deepEqual(await log(other.app_id), [], "another app's log has none of them")
     const stored = JSON.stringify(rows)
     for (const secret of [old.api_key, mistyped, shop.api_key]) assert.ok(!stored.includes(secret), 'no key is stored')
+  })
+  it('a wrong key finds its app by an index on the key prefix, not by reading every key', async () => {
+    // Both backends plan the lookup the API makes (apps-repo.ts: where key_prefix = $1) on the
+    // index of migration 0028, once sequential scans are off (the table is small in a test).
+    // One transaction, so that the setting and the plan share a connection of a pool.
+    const plan = await platform.db.transaction().execute(async (trx) => {
+      await sql`set local enable_seqscan = off`.execute(trx)
+      return sql<Record<string, string>>`explain select id, app_id from api_keys where key_prefix = ${'abcdefgh'}`.execute(trx)
+    })
+    const text = plan.rows.map((row) => Object.values(row).join(' ')).join('\n')
+    assert.match(text, /api_keys_key_prefix/, text)
   })
 })
