@@ -27,6 +27,8 @@ describe('the platform page (production)', () => {
       mode: 'production',
       approval_window_seconds: 60,
       payment_step_up_amount: '100',
+      // PLINTH_DEVELOPER_SIGNUP's default (docs/portal.md, "Becoming a developer")
+      developer_signup: 'operator',
     })
     for (const file of ['main.js', 'platform.js', 'account/account-panel.js', 'platform.css', 'vendor/webauthn.js']) {
       const response = await get(`/ui/${file}`)
