@@ -35,6 +35,7 @@ try {
   const passphrase = 'Pi Testnet'
   for (const size of [1, 4, 16, 64, 256]) {
     const ledger = ledgerServiceFactory({
+      network: 'Pi Testnet',
       db: platform.db,
       clock: platform.clock,
       closer: { maxBatch: size, maxWaitMs: 200, maxQueue: 10_000 },

@@ -22,9 +22,11 @@ declare module 'fastify' {
  * Horizon's `close`, so clients reconnect elsewhere): a stop never waits on them.
  */
 function registerLifecycle(app: FastifyInstance, services: Services): void {
-  const { streams, tip, credentials, sandbox, requestLogOptIn } = services
-  app.addHook('preClose', async () => streams.closeAll())
-  app.addHook('onClose', async () => tip.close())
+  const { networks, credentials, sandbox, requestLogOptIn } = services
+  for (const { streams, tip } of Object.values(networks)) {
+    app.addHook('preClose', async () => streams.closeAll())
+    app.addHook('onClose', async () => tip.close())
+  }
   app.addHook('onReady', () => credentials.start())
   app.addHook('onClose', async () => credentials.stop())
   if (requestLogOptIn !== undefined) {

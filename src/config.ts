@@ -55,6 +55,37 @@ export interface Config {
   payments?: PaymentSettings
   /** The faucet's test-π (docs/ledger.md, "Friendbot"); the defaults when absent. */
   faucet?: FaucetSettings
+  /** Each network's Horizon at the root of its own origin (docs/ledger.md, "Each network's Horizon at its own origin"). */
+  horizons?: HorizonOrigins
+}
+
+/** Where a network's Horizon is served at its root: its own listener (`port`), or the Host name a reverse proxy sends (`host`). */
+export interface HorizonOrigin {
+  port?: number
+  host?: string
+}
+export type HorizonOrigins = Partial<Record<'Pi Testnet' | 'Pi Network', HorizonOrigin>>
+
+/** PLINTH_TESTNET_HORIZON_PORT / _HOST and PLINTH_MAINNET_HORIZON_PORT / _HOST. */
+function horizonOrigins(env: NodeJS.ProcessEnv): HorizonOrigins {
+  const origins: HorizonOrigins = {}
+  for (const [network, name] of [
+    ['Pi Testnet', 'TESTNET'],
+    ['Pi Network', 'MAINNET'],
+  ] as const) {
+    const port = integer(env, `PLINTH_${name}_HORIZON_PORT`, 0, 0, 65535)
+    const host = optional(env, `PLINTH_${name}_HORIZON_HOST`)?.toLowerCase()
+    if (host !== undefined && !HOST_NAME.test(host)) {
+      throw new ConfigError(`PLINTH_${name}_HORIZON_HOST must be a host name without scheme or port, got "${host}"`)
+    }
+    if (port !== 0 || host !== undefined) origins[network] = { ...(port === 0 ? {} : { port }), ...(host === undefined ? {} : { host }) }
+  }
+  const ports = Object.values(origins).flatMap((o) => (o.port === undefined ? [] : [o.port]))
+  const hosts = Object.values(origins).flatMap((o) => (o.host === undefined ? [] : [o.host]))
+  if (new Set(ports).size < ports.length || new Set(hosts).size < hosts.length) {
+    throw new ConfigError('The two networks need different Horizon ports and hosts (PLINTH_*_HORIZON_PORT, PLINTH_*_HORIZON_HOST)')
+  }
+  return origins
 }
 
 export interface PaymentSettings {
@@ -102,9 +133,8 @@ export interface FaucetSettings {
   /** Test-π one faucet request pays (PLINTH_FAUCET_AMOUNT): a positive decimal, at most 7 places. */
   amount: string
   /**
-   * Production: faucet payments to one address in any 24 hours (PLINTH_FAUCET_DAILY_PER_ADDRESS);
-   * 0, the default until the ledger is split per network (#39), turns the faucet off: until then
-   * its test-π would be the same money operators issue.
+   * Production: faucet payments to one address in any 24 hours (PLINTH_FAUCET_DAILY_PER_ADDRESS, 3);
+   * 0 turns the faucet off. Its test-π is Pi Testnet's, never the π operators issue on Pi Network.
    */
   dailyPerAddress: number
   /** Production: faucet payments one signed-in user asks for in any 24 hours (PLINTH_FAUCET_DAILY_PER_USER). */
@@ -119,7 +149,7 @@ export function faucetSettings(env: NodeJS.ProcessEnv = {}): FaucetSettings {
   }
   return {
     amount,
-    dailyPerAddress: integer(env, 'PLINTH_FAUCET_DAILY_PER_ADDRESS', 0, 0, 1_000_000),
+    dailyPerAddress: integer(env, 'PLINTH_FAUCET_DAILY_PER_ADDRESS', 3, 0, 1_000_000),
     dailyPerUser: integer(env, 'PLINTH_FAUCET_DAILY_PER_USER', 10, 0, 1_000_000),
   }
 }
@@ -285,6 +315,7 @@ export function streamLimits(env: NodeJS.ProcessEnv = {}): StreamLimits {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535)
   const host = hostSetting(env)
+  const horizons = horizonOrigins(env)
 
   const rawUrl = optional(env, 'PLINTH_PUBLIC_URL')
   let publicUrl: string
@@ -382,7 +413,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     ledgerCloser: ledgerCloserLimits(env),
     requestLog,
     metricsToken,
-    allowedHosts: allowedHostsSetting(env),
+    // A network's Horizon host is a name this server serves.
+    allowedHosts: [...allowedHostsSetting(env), ...Object.values(horizons).flatMap((o) => (o.host === undefined ? [] : [o.host]))],
+    horizons,
     accounts: accountLimits(env),
     portal: portalSettings(env),
     payments: paymentSettings(env),

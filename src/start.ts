@@ -1,3 +1,5 @@
+import { createServer as createHttpServer, type Server } from 'node:http'
+import type { FastifyInstance } from 'fastify'
 import { DRAIN } from './app/pipeline.js'
 import { buildApp } from './app.js'
 import { createPlatformClock } from './clock/clock.js'
@@ -64,6 +66,7 @@ export async function startServer(config: Config, options: { seed?: boolean; sha
     app.server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS
     app.server.setTimeout(SOCKET_IDLE_TIMEOUT_MS)
     await app.listen({ port: config.port, host: config.host })
+    const horizons = await listenForHorizons(app, config)
     const readyMs = Math.round(performance.now() - startedAt)
     app.log.info({ readyMs, database: database.kind, mode: config.mode }, 'plinth ready')
     let closed: Promise<void> | undefined
@@ -73,6 +76,8 @@ export async function startServer(config: Config, options: { seed?: boolean; sha
       demo,
       readyMs,
       close: () => {
+        // The Horizon listeners stop taking connections first; their streams end with the application's drain.
+        for (const server of horizons) stopListening(server)
         closed ??= drain().then(() => {
           clock.stop()
           return database.close()
@@ -84,4 +89,34 @@ export async function startServer(config: Config, options: { seed?: boolean; sha
     await database.close().catch(() => undefined)
     throw error
   }
+}
+
+/**
+ * Each network's Horizon on its own listener (PLINTH_TESTNET_HORIZON_PORT, PLINTH_MAINNET_HORIZON_PORT;
+ * docs/ledger.md): the application's own routing, which sends what arrives there to that network's
+ * Horizon at the root (src/ledger/horizon/origins.ts).
+ */
+async function listenForHorizons(app: FastifyInstance, config: Config): Promise<Server[]> {
+  const servers: Server[] = []
+  for (const origin of Object.values(config.horizons ?? {})) {
+    if (origin.port === undefined) continue
+    const server = createHttpServer((request, response) => app.routing(request, response))
+    server.headersTimeout = HEADERS_TIMEOUT_MS
+    server.requestTimeout = REQUEST_TIMEOUT_MS
+    server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS
+    server.setTimeout(SOCKET_IDLE_TIMEOUT_MS)
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(origin.port, config.host, () => resolve())
+    })
+    servers.push(server)
+  }
+  return servers
+}
+
+/** Stops taking connections and ends the idle ones; open streams end with the application's close. */
+function stopListening(server: Server): void {
+  if (!server.listening) return
+  server.close()
+  server.closeIdleConnections()
 }

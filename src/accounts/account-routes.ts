@@ -37,7 +37,11 @@ const AccountView = Type.Object({
   roles: Type.Array(Type.String()),
   created_at: Timestamp(),
   has_password: Type.Boolean(),
-  wallet: Type.Object({ address: Type.String(), balance: Type.String({ description: 'Pi, 7 decimals' }) }),
+  wallet: Type.Object({
+    address: Type.String(),
+    balance: Type.String({ description: 'π on Pi Network (Mainnet), 7 decimals' }),
+    testnet_balance: Type.String({ description: 'test-π on Pi Testnet (the faucet pays it), 7 decimals' }),
+  }),
   consents: Type.Array(
     Type.Object({
       app_id: Type.String(),
@@ -199,6 +203,9 @@ export function accountRoutes(app: FastifyInstance, deps: AccountRoutesDeps): vo
                 url: Type.String(),
                 description: Type.String(),
                 icon: Type.Union([Type.String({ description: 'A data: URL (PNG, JPEG or WebP)' }), Type.Null()]),
+                network: Type.Union([Type.Literal('Pi Network'), Type.Literal('Pi Testnet')], {
+                  description: "The app's network: its payments, and the balance the platform page shows while it is open",
+                }),
                 created_at: Timestamp(),
               }),
             ),

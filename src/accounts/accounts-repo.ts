@@ -34,13 +34,17 @@ export function accountsRepo(db: Kysely<DB>) {
     },
 
     async findUser(userId: string) {
-      return db
-        .selectFrom('users as u')
-        .leftJoin('ledger_accounts as l', 'l.address', 'u.wallet_address')
-        .select(['u.id', 'u.username', 'u.password_hash', 'u.roles', 'u.wallet_address', 'u.created_at'])
-        .select(text('l.balance').as('balance'))
-        .where('u.id', '=', userId)
-        .executeTakeFirst()
+      return (
+        db
+          .selectFrom('users as u')
+          // The wallet's account on each network (docs/ledger.md, "Two networks"): π on Pi Network, test-π on Pi Testnet.
+          .leftJoin('ledger_accounts as l', (join) => join.onRef('l.address', '=', 'u.wallet_address').on('l.network', '=', 'Pi Network'))
+          .leftJoin('ledger_accounts as t', (join) => join.onRef('t.address', '=', 'u.wallet_address').on('t.network', '=', 'Pi Testnet'))
+          .select(['u.id', 'u.username', 'u.password_hash', 'u.roles', 'u.wallet_address', 'u.created_at'])
+          .select([text('l.balance').as('balance'), text('t.balance').as('testnet_balance')])
+          .where('u.id', '=', userId)
+          .executeTakeFirst()
+      )
     },
 
     async setPasswordHash(userId: string, passwordHash: string): Promise<void> {
@@ -209,7 +213,7 @@ export function accountsRepo(db: Kysely<DB>) {
     async directory(limit: number) {
       return db
         .selectFrom('apps')
-        .select(['id', 'name', 'url', 'description', 'icon', 'created_at'])
+        .select(['id', 'name', 'url', 'description', 'icon', 'created_at', 'network'])
         .where('url', 'is not', null)
         .where('verified_at', 'is not', null)
         .where('suspended_at', 'is', null)

@@ -316,6 +316,7 @@ export function accountsServiceFactory(deps: {
         url: row.url ?? '',
         description: row.description,
         icon: row.icon,
+        network: row.network,
         created_at: row.created_at.toISOString(),
       }))
     },
@@ -348,7 +349,11 @@ export function accountsServiceFactory(deps: {
         roles: user.roles,
         created_at: user.created_at.toISOString(),
         has_password: user.password_hash !== null,
-        wallet: { address: user.wallet_address, balance: formatAmount(parseStoredAmount(user.balance ?? '0')) },
+        wallet: {
+          address: user.wallet_address,
+          balance: formatAmount(parseStoredAmount(user.balance ?? '0')),
+          testnet_balance: formatAmount(parseStoredAmount(user.testnet_balance ?? '0')),
+        },
         consents: consents.map((c) => ({
           app_id: c.app_id,
           name: c.name,

@@ -8,7 +8,7 @@ import { ApiError } from '../core/errors.js'
 import type { DB } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import { identityServiceFactory } from '../identity/identity-service.js'
-import { ledgerServiceFactory } from '../ledger/ledger-service.js'
+import { networkLedgers } from '../ledger/network-ledgers.js'
 import { EMPTY_BALANCES, ledgerWallets } from '../ledger/wallets.js'
 import { type IssueInput, issuingFactory } from './issuing.js'
 
@@ -29,7 +29,7 @@ export function adminServiceFactory(deps: { db: Kysely<DB>; clock: Clock; secret
   const audit = auditLog(db, auditChainKey(secretKey))
   const issuing = issuingFactory({ db, clock, secretKey, actor })
   const services = (trx: Kysely<DB>) => {
-    const wallets = ledgerWallets(ledgerServiceFactory({ db: trx, clock }), EMPTY_BALANCES)
+    const wallets = ledgerWallets(networkLedgers({ db: trx, clock }), EMPTY_BALANCES)
     return {
       identity: identityServiceFactory({ db: trx, clock, secretKey, defaultTokenTtlSeconds: 3600, wallets }),
       apps: appsServiceFactory({ db: trx, clock, wallets }),

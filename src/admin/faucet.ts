@@ -7,10 +7,11 @@ import type { DB } from '../db/schema.js'
 import { formatAmount } from '../ledger/amounts.js'
 import { ledgerServiceFactory } from '../ledger/ledger-service.js'
 import type { SubmittedTransaction } from '../ledger/ledger-types.js'
+import { TESTNET } from '../ledger/networks.js'
 import { type IssueNetwork, issueStroops, issuingFactory } from './issuing.js'
 
 /** The network the faucet pays on: test-π only. */
-const FAUCET_NETWORK = 'Pi Testnet'
+const FAUCET_NETWORK = TESTNET
 const FAUCET_MEMO = 'faucet'
 
 export interface FaucetRequest {
@@ -41,14 +42,19 @@ export interface FaucetGrant {
 export function faucetFactory(deps: { db: Kysely<DB>; clock: Clock; secretKey: Buffer; settings: FaucetSettings; limited: boolean }) {
   const { db, clock, settings, limited } = deps
   const issuing = issuingFactory({ db, clock, secretKey: deps.secretKey, actor: 'faucet' })
-  const ledger = ledgerServiceFactory({ db, clock })
+  const ledger = ledgerServiceFactory({ db, clock, network: FAUCET_NETWORK })
 
   /** 429 faucet_limit_reached when the address or the user already had their share of the last 24 hours. */
   async function checkLimits(trx: Kysely<DB>, address: string, userId: string | undefined): Promise<void> {
+    // Each count reads its own index (migration 0029): the records of this address, of this person.
     const { rows } = await sql<{ by_address: string; by_user: string }>`
-      select count(*) filter (where details->>'to' = ${address})::text as by_address,
-             count(*) filter (where details->>'user_id' = ${userId ?? ''})::text as by_user
-      from audit_log where action = 'faucet' and at > now() - interval '24 hours'`.execute(trx)
+      select
+        (select count(*) from audit_log
+          where action = 'faucet' and details->>'to' = ${address} and at > now() - interval '24 hours')::text as by_address,
+        (select count(*) from audit_log
+          where action = 'faucet' and details->>'user_id' = ${userId ?? ''} and at > now() - interval '24 hours')::text as by_user`.execute(
+      trx,
+    )
     const counted = rows[0] ?? { by_address: '0', by_user: '0' }
     if (settings.dailyPerAddress === 0) {
       throw new ApiError(

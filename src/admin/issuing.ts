@@ -7,7 +7,8 @@ import type { DB } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import { formatAmount, parseStoredAmount, tryParseAmount } from '../ledger/amounts.js'
 import { LedgerError } from '../ledger/ledger-errors.js'
-import { ledgerServiceFactory } from '../ledger/ledger-service.js'
+import { networkLedgers } from '../ledger/network-ledgers.js'
+import { LEDGER_NETWORKS, type LedgerNetwork, MAINNET, TESTNET } from '../ledger/networks.js'
 import { signWithSeed } from '../ledger/stellar/ed25519.js'
 import { newWallet } from '../ledger/stellar/keys.js'
 import { decryptSecret, encryptSecret } from '../lib/crypto.js'
@@ -74,7 +75,7 @@ export async function issueTarget(db: Kysely<DB>, target: string): Promise<{ nam
 export function issuingFactory(deps: { db: Kysely<DB>; clock: Clock; secretKey: Buffer; actor: string }) {
   const { db, clock, secretKey, actor } = deps
   const audit = auditLog(db, auditChainKey(secretKey))
-  const ledger = ledgerServiceFactory({ db, clock })
+  const ledgers = networkLedgers({ db, clock })
 
   /** The issuing account, created (empty) at the first issue; its seed sealed under PLINTH_SECRET_KEY. */
   const issuer = async (): Promise<{ address: string; seed: string }> => {
@@ -92,7 +93,11 @@ export function issuingFactory(deps: { db: Kysely<DB>; clock: Clock; secretKey: 
         .onConflict((oc) => oc.column('key').doNothing())
         .returning('key')
         .executeTakeFirst()
-      if (claimed !== undefined) await ledgerServiceFactory({ db: trx, clock }).openAccount(wallet.address, '0', trx)
+      // One key, an account on each network: operators issue on Pi Network, the faucet on Pi Testnet.
+      if (claimed !== undefined) {
+        const opened = networkLedgers({ db: trx, clock })
+        for (const network of LEDGER_NETWORKS) await opened[network].openAccount(wallet.address, '0', trx)
+      }
       return claimed !== undefined
     })
     return created ? wallet : issuer()
@@ -120,7 +125,7 @@ export function issuingFactory(deps: { db: Kysely<DB>; clock: Clock; secretKey: 
     let record: AuditRecord | undefined
     let minted = 0n
     try {
-      const applied = await ledger.submitSigned(
+      const applied = await ledgers[input.network].submitSigned(
         from.address,
         (sequence) => {
           const tx = new TransactionBuilder(new Account(from.address, sequence), {
@@ -195,7 +200,7 @@ export function issuingFactory(deps: { db: Kysely<DB>; clock: Clock; secretKey: 
           details: { reason, ...(input.requestId === undefined ? {} : { request_id: input.requestId }) },
         },
       })
-      const account = await ledger.getAccount(target.wallet_address)
+      const account = await ledgers[NETWORK].getAccount(target.wallet_address)
       return {
         target: input.target,
         address: target.wallet_address,
@@ -209,57 +214,91 @@ export function issuingFactory(deps: { db: Kysely<DB>; clock: Clock; secretKey: 
     },
 
     /**
-     * The supply, three ways (docs/operators.md, "The ledger check"): what the ledger funded (the
-     * supply issued), what the balances hold plus the fees burnt, and what the audit log's issue
-     * and faucet records minted (the faucet's share also alone, `total_faucet`). They agree, no
-     * balance is negative and each account's balance is its history, or `differs` names the figure
-     * that disagrees with the other two (all three when none agree).
+     * The supply, three ways, on each network (docs/operators.md, "The ledger check"): what the
+     * network's ledger funded (the supply issued), what its balances hold plus the fees burnt, and
+     * what the audit log's records minted there (operators' issues on Pi Network, the faucet's on Pi
+     * Testnet), with the fundings migration 0029 made for money that crossed networks
+     * (`total_split`). They agree, no balance is negative and each account's balance is its history,
+     * or `differs` names the figure that disagrees with the other two (all three when none agree).
+     * The top-level figures are both networks' sums; `balanced` holds when each network balances.
      */
     async supplyCheck() {
-      // One snapshot for both reads: an issue committing between them cannot show as a difference.
+      // One snapshot for every read: an issue committing between them cannot show as a difference.
       const [checked, audit] = await db
         .transaction()
         .setIsolationLevel('repeatable read')
-        .execute(async (trx) => [await ledgerServiceFactory({ db: trx, clock }).checkInvariants(), await auditedSupply(trx)] as const)
-      const { total: audited, faucet } = audit
-      const issued = parseStoredAmount(checked.totalFunded)
-      const held = parseStoredAmount(checked.totalBalances) + parseStoredAmount(checked.totalFees)
-      const differs: Array<'issued' | 'balances_and_fees' | 'audit'> =
-        issued === held && held === audited
-          ? []
-          : issued === held
-            ? ['audit']
-            : issued === audited
-              ? ['balances_and_fees']
-              : held === audited
-                ? ['issued']
-                : ['issued', 'balances_and_fees', 'audit']
+        .execute(async (trx) => {
+          const books = networkLedgers({ db: trx, clock })
+          const invariants = []
+          for (const network of LEDGER_NETWORKS) invariants.push({ network, ...(await books[network].checkInvariants()) })
+          return [invariants, await auditedSupply(trx)] as const
+        })
+      const networks = checked.map((books) => {
+        const split = parseStoredAmount(books.totalSplit)
+        const records = audit.get(books.network) ?? { total: 0n, faucet: 0n }
+        const audited = records.total + split
+        const issued = parseStoredAmount(books.totalFunded)
+        const held = parseStoredAmount(books.totalBalances) + parseStoredAmount(books.totalFees)
+        const differs: Array<'issued' | 'balances_and_fees' | 'audit'> =
+          issued === held && held === audited
+            ? []
+            : issued === held
+              ? ['audit']
+              : issued === audited
+                ? ['balances_and_fees']
+                : held === audited
+                  ? ['issued']
+                  : ['issued', 'balances_and_fees', 'audit']
+        return {
+          network: books.network,
+          total_issued: books.totalFunded,
+          total_balances: books.totalBalances,
+          total_fees: books.totalFees,
+          total_audited: formatAmount(audited),
+          total_faucet: formatAmount(records.faucet),
+          total_split: books.totalSplit,
+          negative_balances: books.negativeBalances,
+          mismatched_accounts: books.mismatchedAccounts,
+          differs,
+          balanced: books.ok && differs.length === 0,
+        }
+      })
+      const sum = (pick: (n: (typeof networks)[number]) => string) =>
+        formatAmount(networks.reduce((total, n) => total + parseStoredAmount(pick(n)), 0n))
       return {
-        total_issued: checked.totalFunded,
-        total_balances: checked.totalBalances,
-        total_fees: checked.totalFees,
-        total_audited: formatAmount(audited),
-        total_faucet: formatAmount(faucet),
-        negative_balances: checked.negativeBalances,
-        mismatched_accounts: checked.mismatchedAccounts,
-        differs,
-        balanced: checked.ok && differs.length === 0,
+        total_issued: sum((n) => n.total_issued),
+        total_balances: sum((n) => n.total_balances),
+        total_fees: sum((n) => n.total_fees),
+        total_audited: sum((n) => n.total_audited),
+        total_faucet: sum((n) => n.total_faucet),
+        negative_balances: networks.reduce((total, n) => total + n.negative_balances, 0),
+        mismatched_accounts: networks.reduce((total, n) => total + n.mismatched_accounts, 0),
+        differs: [...new Set(networks.flatMap((n) => n.differs))],
+        balanced: networks.every((n) => n.balanced),
+        networks,
       }
     },
   }
 }
 
 /**
- * What the audit log's issue and faucet records minted, in stroops: `minted` of each (the fee
- * included); a record written before it was kept counts its amount and the fee, which is what
- * those issues minted when the issuing account held nothing. `faucet`: the faucet's share.
+ * What the audit log's issue and faucet records minted, in stroops, by network: `minted` of each
+ * (the fee included); a record written before it was kept counts its amount and the fee, which is
+ * what those issues minted when the issuing account held nothing. An operator's issue is on Pi
+ * Network; a faucet record names its network (Pi Testnet). `faucet`: the faucet's share.
  */
-async function auditedSupply(db: Kysely<DB>): Promise<{ total: bigint; faucet: bigint }> {
-  const { rows } = await sql<{ action: string; minted: string }>`
-    select action, coalesce(sum(coalesce((details->>'minted')::numeric, (details->>'amount')::numeric + ${formatAmount(ISSUE_FEE_STROOPS)}::numeric)), 0)::text
-      as minted from audit_log where action in ('issue', 'faucet') group by action`.execute(db)
-  const minted = (action: string) => parseStoredAmount(rows.find((row) => row.action === action)?.minted ?? '0')
-  return { total: minted('issue') + minted('faucet'), faucet: minted('faucet') }
+async function auditedSupply(db: Kysely<DB>): Promise<Map<LedgerNetwork, { total: bigint; faucet: bigint }>> {
+  const { rows } = await sql<{ network: LedgerNetwork; action: string; minted: string }>`
+    select coalesce(details->>'network', case when action = 'issue' then ${MAINNET} else ${TESTNET} end) as network, action,
+      coalesce(sum(coalesce((details->>'minted')::numeric, (details->>'amount')::numeric + ${formatAmount(ISSUE_FEE_STROOPS)}::numeric)), 0)::text
+      as minted from audit_log where action in ('issue', 'faucet') group by 1, 2`.execute(db)
+  const supply = new Map<LedgerNetwork, { total: bigint; faucet: bigint }>()
+  for (const row of rows) {
+    const minted = parseStoredAmount(row.minted)
+    const was = supply.get(row.network) ?? { total: 0n, faucet: 0n }
+    supply.set(row.network, { total: was.total + minted, faucet: was.faucet + (row.action === 'faucet' ? minted : 0n) })
+  }
+  return supply
 }
 
 /**

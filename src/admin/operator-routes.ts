@@ -319,6 +319,19 @@ export function operatorRoutes(app: FastifyInstance, deps: { operator: OperatorS
     },
   )
 
+  /** The supply three ways: both networks' sums at the top level, each network's in `networks`. */
+  const supplyFigures = {
+    total_issued: Type.String({ description: 'Pi the ledger funded: the supply' }),
+    total_balances: Type.String(),
+    total_fees: Type.String({ description: 'Pi burnt by fees' }),
+    total_audited: Type.String({ description: 'Pi the audit log’s issue and faucet records minted (their amounts and fees)' }),
+    total_faucet: Type.String({ description: 'Of total_audited, what the faucet’s records minted (test-π)' }),
+    negative_balances: Type.Integer(),
+    mismatched_accounts: Type.Integer(),
+    differs: Type.Array(Type.Union([Type.Literal('issued'), Type.Literal('balances_and_fees'), Type.Literal('audit')]), {
+      maxItems: 3,
+    }),
+  }
   r.get(
     '/operator/ledger/check',
     {
@@ -332,17 +345,19 @@ export function operatorRoutes(app: FastifyInstance, deps: { operator: OperatorS
           'none agree); `balanced` is true when they agree, no balance is negative and every balance is its history.',
         response: {
           200: Type.Object({
-            total_issued: Type.String({ description: 'Pi the ledger funded: the supply' }),
-            total_balances: Type.String(),
-            total_fees: Type.String({ description: 'Pi burnt by fees' }),
-            total_audited: Type.String({ description: 'Pi the audit log’s issue and faucet records minted (their amounts and fees)' }),
-            total_faucet: Type.String({ description: 'Of total_audited, what the faucet’s records minted (test-π)' }),
-            negative_balances: Type.Integer(),
-            mismatched_accounts: Type.Integer(),
-            differs: Type.Array(Type.Union([Type.Literal('issued'), Type.Literal('balances_and_fees'), Type.Literal('audit')]), {
-              maxItems: 3,
-            }),
-            balanced: Type.Boolean(),
+            ...supplyFigures,
+            balanced: Type.Boolean({ description: 'Each network balances' }),
+            networks: Type.Array(
+              Type.Object({
+                network: Type.Union([Type.Literal('Pi Testnet'), Type.Literal('Pi Network')]),
+                ...supplyFigures,
+                total_split: Type.String({
+                  description: 'Of total_issued, counted in total_audited: what migration 0029 funded for money that crossed networks',
+                }),
+                balanced: Type.Boolean(),
+              }),
+              { maxItems: 2, description: 'Each network’s supply check (docs/operators.md, "The ledger check")' },
+            ),
           }),
           ...errorResponses(401, 403),
         },

@@ -160,6 +160,8 @@ export function operatorServiceFactory(deps: {
       const balance = await db
         .selectFrom('ledger_accounts')
         .select(sql<string>`balance::text`.as('balance'))
+        // π, on Pi Network: what operators issue.
+        .where('network', '=', 'Pi Network')
         .where('address', '=', user.wallet_address)
         .executeTakeFirst()
       await viewed(principal, 'view-user', user.username, { user_id: user.id, request_id: requestId })

@@ -20,7 +20,10 @@ export interface AppDeps {
     | 'rateLimitKeyPerMinute'
     | 'rateLimitTokenPerMinute'
   > & { streams?: StreamLimits } & Partial<
-      Pick<Config, 'requestLog' | 'metricsToken' | 'allowedHosts' | 'accounts' | 'portal' | 'payments' | 'ledgerCloser' | 'faucet'>
+      Pick<
+        Config,
+        'requestLog' | 'metricsToken' | 'allowedHosts' | 'accounts' | 'portal' | 'payments' | 'ledgerCloser' | 'faucet' | 'horizons'
+      >
     >
   /** Encrypts wallet seeds held by the platform. */
   secretKey: Buffer

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { accountRoutes } from '../accounts/account-routes.js'
 import { passkeyRoutes } from '../accounts/passkey-routes.js'
 import { tokenRoutes } from '../accounts/token-routes.js'
+import { walletRoutes } from '../accounts/wallet-routes.js'
 import { approvalRoutes } from '../admin/approval-routes.js'
 import { faucetAccountRoutes } from '../admin/faucet-routes.js'
 import { listingReviewRoutes } from '../admin/listing-routes.js'
@@ -12,6 +13,9 @@ import { portalSettings } from '../config.js'
 import { consoleRoutes } from '../console/console-routes.js'
 import { meRoutes } from '../identity/me-routes.js'
 import { horizonRoutes } from '../ledger/horizon/index.js'
+import { horizonBase, horizonPrefix } from '../ledger/horizon/origins.js'
+import { legacyLedger } from '../ledger/network-ledgers.js'
+import { LEDGER_NETWORKS, TESTNET } from '../ledger/networks.js'
 import { notificationsRoutes, notificationsSandboxRoutes } from '../notifications/notifications-routes.js'
 import { clientPaymentsRoutes, paymentsRoutes } from '../payments/payments-routes.js'
 import { portalListingRoutes } from '../portal/listing-routes.js'
@@ -92,6 +96,7 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
       passkeyRoutes(app, { passkeys, publicUrl: ctx.config.publicUrl })
       tokenRoutes(app, { tokens: personalTokens })
       faucetAccountRoutes(app, { faucet: ctx.services.faucet, db: ctx.services.db })
+      walletRoutes(app, { accounts, ledgers: ctx.services.ledgers })
     },
   },
   {
@@ -136,13 +141,14 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
     name: 'ledger',
     serves: '/ledger: the Horizon-style ledger, public, with its event streams',
     register: async (app, ctx) => {
-      const { ledger, streams, faucet } = ctx.services
+      const { ledgers, streams, faucet } = ctx.services
       const routes = ctx.products.routes
       if (routes === undefined) throw new Error('the ledger routes need the routing stage')
       await app.register(horizonRoutes, {
         prefix: '/ledger',
         routes,
-        ledger,
+        // Pi Testnet's ledger, which also applies a transaction signed for Pi Network there (docs/ledger.md, "Two networks").
+        ledger: legacyLedger(ledgers),
         clock: ctx.clock,
         publicUrl: ctx.config.publicUrl,
         version: VERSION,
@@ -151,6 +157,27 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
         friendbot: async (address: string, requestId: string) =>
           (await faucet.grant({ network: 'Pi Testnet', address, requestId })).transaction,
       })
+      // Each network's Horizon at the root of its own origin, when configured (docs/ledger.md).
+      for (const network of LEDGER_NETWORKS) {
+        const origin = ctx.config.horizons?.[network]
+        if (origin === undefined) continue
+        await app.register(horizonRoutes, {
+          prefix: horizonPrefix(network),
+          routes,
+          ledger: ledgers[network],
+          clock: ctx.clock,
+          publicUrl: ctx.config.publicUrl,
+          linkBase: horizonBase(origin, ctx.config.publicUrl),
+          hidden: true,
+          version: VERSION,
+          streams: ctx.services.networks[network].streams,
+          // Friendbot is the Testnet's: the faucet never pays on Mainnet.
+          friendbot:
+            network === TESTNET
+              ? async (address: string, requestId: string) => (await faucet.grant({ network, address, requestId })).transaction
+              : undefined,
+        })
+      }
     },
   },
   {
@@ -158,14 +185,14 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
     serves: '/sandbox: the sandbox API (the admin token when configured); sandbox mode',
     when: (ctx) => ctx.config.mode === 'sandbox',
     register: (app, ctx) => {
-      const { apps, identity, ledger, ads, notifications, payments, db } = ctx.services
+      const { apps, identity, ledgers, ads, notifications, payments, db } = ctx.services
       const { faults, world, resetClock } = sandboxOf(ctx)
       const { faultable, requestLog } = ctx.products
       const { publicUrl } = ctx.config
       sandboxRoutes(app, { apps, identity, clock: ctx.clock, resetClock, maxTokenTtlSeconds: 30 * 86_400, publicUrl })
       worldRoutes(app, { world })
       if (faultable !== undefined) faultsRoutes(app, { faults, routes: faultable })
-      ledgerSandboxRoutes(app, { ledger })
+      ledgerSandboxRoutes(app, { ledgers })
       adsSandboxRoutes(app, { ads, apps, requireUser: identity.requireUser })
       notificationsSandboxRoutes(app, { notifications })
       sandboxViews(app, { db })

@@ -5,7 +5,8 @@ import pino from 'pino'
 import { ApiError } from '../core/errors.js'
 import { clientErrorHandler } from '../http/errors.js'
 import { requestChildLogger, writes } from '../http/request-logger.js'
-import { normalizeUrl } from '../http/routing.js'
+import { isLedgerPath, normalizeUrl } from '../http/routing.js'
+import { horizonRewrite } from '../ledger/horizon/origins.js'
 import { problem } from '../ledger/ledger-errors.js'
 import type { AppDeps } from './app-deps.js'
 
@@ -25,7 +26,7 @@ function routingError(error: { code?: string }, request: FastifyRequest, reply: 
       : 'The URL path is not valid percent-encoded UTF-8.'
   reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff').code(400)
   const path = request.url.split('?')[0] ?? ''
-  if (path === '/ledger' || path.startsWith('/ledger/')) {
+  if (isLedgerPath(path)) {
     reply.type('application/problem+json; charset=utf-8').send(problem('bad_request', message))
   } else {
     reply.type('application/json; charset=utf-8').send(new ApiError('bad_request', message).toBody())
@@ -69,6 +70,7 @@ class RequestLog extends LogController {
  * missing Host (its protocol stage).
  */
 export function createServer(deps: Pick<AppDeps, 'config' | 'logStream'>): FastifyInstance {
+  const horizon = horizonRewrite(deps.config.horizons ?? {})
   return Fastify({
     logger: {
       level: deps.config.logLevel,
@@ -92,8 +94,9 @@ export function createServer(deps: Pick<AppDeps, 'config' | 'logStream'>): Fasti
     // exists to catch a callback plugin that never calls `done`; every plugin here is async, and
     // a start that hangs is seen by its caller (npm start's "plinth ready", a test's own timeout).
     pluginTimeout: 0,
-    // `/v2/me/` and `/v2//payments/…` are served as `/v2/me` and `/v2/payments/…` (src/http/routing.ts).
-    rewriteUrl: (request) => normalizeUrl(request.url ?? '/'),
+    // `/v2/me/` and `/v2//payments/…` are served as `/v2/me` and `/v2/payments/…` (src/http/routing.ts);
+    // a network's Horizon origin is routed to its Horizon (src/ledger/horizon/origins.ts).
+    rewriteUrl: (request) => normalizeUrl(horizon(request, request.url ?? '/')),
     frameworkErrors: routingError,
     clientErrorHandler,
     // During a graceful shutdown a request that arrives on an open keep-alive connection is served

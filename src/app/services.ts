@@ -21,6 +21,8 @@ import { type StreamHub, streamHub } from '../ledger/horizon/streaming.js'
 import { drawnLedger, ledgerRepo, worldStartLedger } from '../ledger/ledger-repo.js'
 import { type LedgerService, ledgerServiceFactory } from '../ledger/ledger-service.js'
 import { type LedgerTip, ledgerTip } from '../ledger/ledger-tip.js'
+import type { NetworkLedgers } from '../ledger/network-ledgers.js'
+import { LEDGER_NETWORKS, type LedgerNetwork, networkStorage, TESTNET } from '../ledger/networks.js'
 import { EMPTY_BALANCES, ledgerWallets, STARTING_BALANCES } from '../ledger/wallets.js'
 import { type NotificationsService, notificationsServiceFactory } from '../notifications/notifications-service.js'
 import { linkPayments, paymentsLedger } from '../payments/payments-ledger.js'
@@ -35,6 +37,13 @@ import { clockResetFactory } from '../sandbox/world/clock-reset.js'
 import { type WorldService, worldServiceFactory } from '../sandbox/world/world-service.js'
 import { createMetrics, type Metrics } from '../system/metrics.js'
 import type { AppDeps } from './app-deps.js'
+
+/** One network's ledger, the tip its streams wait on, and its event streams. */
+export interface NetworkLedger {
+  ledger: LedgerService
+  tip: LedgerTip
+  streams: StreamHub
+}
 
 /** What only sandbox mode builds. */
 export interface SandboxServices {
@@ -51,9 +60,13 @@ export interface Services {
   metricsServed: boolean
   /** The database every service uses: `deps.db`, timed per statement when metrics are served. */
   db: Kysely<DB>
+  /** Pi Testnet's tip, ledger and streams: what /ledger serves (docs/ledger.md, "Two networks"). */
   tip: LedgerTip
   ledger: LedgerService
   streams: StreamHub
+  /** Each network's ledger, tip and streams. */
+  networks: Readonly<Record<LedgerNetwork, NetworkLedger>>
+  ledgers: NetworkLedgers
   credentials: CredentialCache
   apps: AppsService
   identity: IdentityService
@@ -96,40 +109,53 @@ export function buildServices(deps: AppDeps, log: FastifyBaseLogger): Services {
   const db = metricsServed ? deps.db.withPlugin(metrics.queryTimer) : deps.db
   const limits = config.streams ?? streamLimits()
 
-  // Every closed ledger is announced (NOTIFY at commit, from the database): event streams on any process wake on it.
-  const tip = ledgerTip({
-    latest: async () => BigInt((await ledgerRepo(db).latestLedger()).ledger),
-    listen: deps.listen,
-    pollMs: limits.pollMs,
-    onError: (error) => log.warn({ err: error }, 'could not follow the ledger tip'),
-  })
-  const ledger = ledgerServiceFactory({
-    db,
-    clock,
-    closer: config.ledgerCloser,
-    // A payment's link commits with the transaction that pays it, or the transaction is refused.
-    hook: linkPayments(clock),
-    onLedgerClosed: (closed, transactions) => {
-      tip.closed(closed)
-      metrics.ledgerBatch(transactions)
-    },
-  })
-  const streams = streamHub({
-    tip,
-    limits,
-    latestLedger: async () => BigInt((await ledger.latestLedger()).sequence),
-    worldStart: () => worldStartLedger(db),
-    drawnLedger: () => drawnLedger(db),
-    log,
-  })
-  metrics.gauge('plinth_ledger_closer_waiting', "Transactions waiting for this process's ledger closer", () => ledger.closerWaiting())
-  metrics.gauge('plinth_ledger_streams_open', 'Ledger event streams (SSE) open in this process', () => streams.usage().open)
-  metrics.gauge(
-    'plinth_ledger_stream_clients',
-    'Client addresses holding ledger event streams in this process',
-    () => streams.usage().clients,
+  // Each network's ledger, its tip and its event streams (docs/ledger.md, "Two networks").
+  const networks = Object.fromEntries(
+    LEDGER_NETWORKS.map((network) => {
+      // Every closed ledger is announced (NOTIFY at commit, from the database): event streams on any process wake on it.
+      const tip = ledgerTip({
+        channelSql: networkStorage(network).tipChannelSql,
+        latest: async () => BigInt((await ledgerRepo(db, network).latestLedger()).ledger),
+        listen: deps.listen,
+        pollMs: limits.pollMs,
+        onError: (error) => log.warn({ err: error, network }, 'could not follow the ledger tip'),
+      })
+      const ledger = ledgerServiceFactory({
+        db,
+        clock,
+        network,
+        closer: config.ledgerCloser,
+        // A payment's link commits with the transaction that pays it, or the transaction is refused.
+        hook: linkPayments(clock),
+        onLedgerClosed: (closed, transactions) => {
+          tip.closed(closed)
+          metrics.ledgerBatch(transactions)
+        },
+      })
+      const streams = streamHub({
+        tip,
+        limits,
+        latestLedger: async () => BigInt((await ledger.latestLedger()).sequence),
+        worldStart: () => worldStartLedger(db, network),
+        drawnLedger: () => drawnLedger(db, network),
+        log,
+      })
+      return [network, { ledger, tip, streams }]
+    }),
+  ) as Record<LedgerNetwork, NetworkLedger>
+  const ledgers: NetworkLedgers = { 'Pi Testnet': networks['Pi Testnet'].ledger, 'Pi Network': networks['Pi Network'].ledger }
+  const { ledger, tip, streams } = networks[TESTNET]
+  const all = Object.values(networks)
+  metrics.gauge('plinth_ledger_closer_waiting', "Transactions waiting for this process's ledger closers", () =>
+    all.reduce((sum, n) => sum + n.ledger.closerWaiting(), 0),
   )
-  const wallets = ledgerWallets(ledger, config.mode === 'production' ? EMPTY_BALANCES : STARTING_BALANCES)
+  metrics.gauge('plinth_ledger_streams_open', 'Ledger event streams (SSE) open in this process', () =>
+    all.reduce((sum, n) => sum + n.streams.usage().open, 0),
+  )
+  metrics.gauge('plinth_ledger_stream_clients', 'Client addresses holding ledger event streams in this process', () =>
+    all.reduce((sum, n) => sum + n.streams.usage().clients, 0),
+  )
+  const wallets = ledgerWallets(ledgers, config.mode === 'production' ? EMPTY_BALANCES : STARTING_BALANCES)
 
   // Verified credentials are cached per process; a revocation is dropped at once here (forget, after
   // its transaction committed) and within a second on every process (the feed).
@@ -166,7 +192,7 @@ export function buildServices(deps: AppDeps, log: FastifyBaseLogger): Services {
     publicUrl: config.publicUrl,
     approvalWindowMs: config.approvalWindowSeconds * 1000,
     userSeed: identity.openWalletSeed,
-    ledger: paymentsLedger(ledger),
+    ledger: paymentsLedger(ledgers),
     // Mainnet listing holds a production app's payments to its members until it is approved; the sandbox lists nothing.
     ...(config.mode === 'production' ? { listingGate: listingGate(db) } : {}),
   })
@@ -223,6 +249,8 @@ export function buildServices(deps: AppDeps, log: FastifyBaseLogger): Services {
     tip,
     ledger,
     streams,
+    networks,
+    ledgers,
     credentials,
     apps,
     identity,
@@ -247,11 +275,11 @@ export function buildServices(deps: AppDeps, log: FastifyBaseLogger): Services {
     support: production ? supportServiceFactory({ db, auditKey, publicUrl: config.publicUrl, payments }) : undefined,
     portalListing: portal === undefined ? undefined : portalListingFactory({ db, auditKey, portal }),
     faucet: faucetFactory({ db, clock, secretKey, settings: config.faucet ?? faucetSettings(), limited: production }),
-    sandbox: config.mode === 'sandbox' ? buildSandboxServices(deps, { db, streams, log }) : undefined,
+    sandbox: config.mode === 'sandbox' ? buildSandboxServices(deps, { db, streams: all.map((n) => n.streams), log }) : undefined,
   }
 }
 
-function buildSandboxServices(deps: AppDeps, built: { db: Kysely<DB>; streams: StreamHub; log: FastifyBaseLogger }): SandboxServices {
+function buildSandboxServices(deps: AppDeps, built: { db: Kysely<DB>; streams: StreamHub[]; log: FastifyBaseLogger }): SandboxServices {
   const { clock, config, secretKey } = deps
   const { db, streams, log } = built
   const sync = createSandboxSync({ db, clock, onError: (error) => log.warn({ err: error }, 'could not read the sandbox state') })
@@ -261,7 +289,7 @@ function buildSandboxServices(deps: AppDeps, built: { db: Kysely<DB>; streams: S
   sync.onChange(async () => {
     if (clock.epoch() === epoch) return
     epoch = clock.epoch()
-    await streams.worldReplaced()
+    for (const hub of streams) await hub.worldReplaced()
   })
   return {
     sync,

@@ -25,6 +25,7 @@ import * as listingFaucet from './migrations/0024-listing-faucet.js'
 import * as personalTokens from './migrations/0025-personal-tokens.js'
 import * as supportLookup from './migrations/0027-support-lookup.js'
 import * as apiKeyPrefix from './migrations/0028-api-key-prefix.js'
+import * as ledgerNetworks from './migrations/0029-ledger-networks.js'
 
 /** Ordered migrations. A new migration is a new file here, never an edit of an applied one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -54,6 +55,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0025-personal-tokens': personalTokens,
   '0027-support-lookup': supportLookup,
   '0028-api-key-prefix': apiKeyPrefix,
+  '0029-ledger-networks': ledgerNetworks,
 }
 
 /**

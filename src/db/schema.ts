@@ -245,7 +245,12 @@ export interface PaymentsTable {
 /** Numeric and int8 columns the ledger reads back as text (`::text`), never through a JS number. */
 type Text = ColumnType<string, string | bigint, string | bigint>
 
+/** The ledger a row belongs to (migration 0029: one ledger per network; src/ledger/networks.ts). */
+type Network = 'Pi Testnet' | 'Pi Network'
+
 export interface LedgerAccountsTable {
+  /** With the address, the key: one wallet key has an account on each network (migration 0029). */
+  network: Network
   address: string
   /** Pi, numeric(20,7). */
   balance: Text
@@ -294,6 +299,8 @@ export interface LedgerPendingTable extends Omit<LedgerTransactionsTable, 'ledge
 
 export interface LedgerOperationsTable {
   transaction_hash: string
+  /** Its transaction's (migration 0029). */
+  network: Network
   index: number
   type: 'payment'
   from: string
@@ -305,7 +312,10 @@ export interface LedgerOperationsTable {
 
 export interface LedgerFundingsTable {
   id: ColumnType<string, never, never>
+  network: Network
   address: string
+  /** Migration 0029: money that crossed networks while they were one ledger, funded on the network that spent it. */
+  network_split: Defaulted<boolean>
   /** Pi, numeric(20,7). */
   amount: Text
   created_at: Date

@@ -29,12 +29,18 @@ export function normalizeUrl(url: string): string {
   const query = url.indexOf('?')
   let path = query === -1 ? url : url.slice(0, query)
   path = path.replace(/\/{2,}/g, '/')
-  if (path.length > 1 && path.endsWith('/') && (path.startsWith('/v2/') || path.startsWith('/ledger/'))) path = path.slice(0, -1)
+  if (path.length > 1 && path.endsWith('/') && (path.startsWith('/v2/') || path.startsWith('/ledger/') || path.startsWith('/_horizon/')))
+    path = path.slice(0, -1)
   return query === -1 ? path : `${path}${url.slice(query)}`
 }
 
+/** A Horizon path: under /ledger, or on a network's own Horizon origin (routed under /_horizon/, src/ledger/horizon/origins.ts). */
+export function isLedgerPath(url: string): boolean {
+  return url === '/ledger' || url.startsWith('/ledger/') || url.startsWith('/_horizon/')
+}
+
 const corsPolicyOf = (url: string, auth: string | undefined): CorsPolicy | undefined =>
-  url === '/ledger' || url.startsWith('/ledger/') ? 'ledger' : auth === 'token' ? 'bearer' : undefined
+  isLedgerPath(url) ? 'ledger' : auth === 'token' ? 'bearer' : undefined
 
 interface RouteEntry {
   method: string

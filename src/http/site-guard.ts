@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import { ApiError } from '../core/errors.js'
 import { byPersonalToken } from './auth.js'
 import { addRouteHook } from './route-hooks.js'
+import { isLedgerPath } from './routing.js'
 
 /**
  * What keeps a web page from driving a developer's local Plinth (docs/security.md, "Requests
@@ -107,7 +108,7 @@ const isJson = (request: FastifyRequest) => header(request, 'content-type')?.spl
  */
 function guarded(route: RouteOptions): { unsafe: boolean; jsonOnly: boolean } | undefined {
   const auth = route.config?.auth
-  if (auth === 'key' || auth === 'token' || route.url === '/ledger' || route.url.startsWith('/ledger/')) return undefined
+  if (auth === 'key' || auth === 'token' || isLedgerPath(route.url)) return undefined
   const methods = Array.isArray(route.method) ? route.method : [route.method]
   const unsafe = methods.some((method) => UNSAFE_METHODS.has(method))
   const account = auth === 'session' || route.url === '/account' || route.url.startsWith('/account/')

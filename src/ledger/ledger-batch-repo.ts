@@ -1,6 +1,7 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely'
 import type { DB } from '../db/schema.js'
-import type { LedgerNetwork, MemoType } from './ledger-rules.js'
+import type { MemoType } from './ledger-rules.js'
+import type { LedgerNetwork } from './networks.js'
 
 /*
  * The ledger closer's statements (src/ledger/ledger-closer.ts): one each for the whole batch,
@@ -45,28 +46,33 @@ export interface QueuedTransaction {
 /** A PostgreSQL array literal of values that need no quoting (account ids, decimals, integers). */
 const arrayLiteral = (values: ReadonlyArray<string | number>): string => `{${values.join(',')}}`
 
-export function ledgerBatchRepo(db: Kysely<DB>) {
+/** The statements of one network's closer (migration 0029: its accounts are (network, address)). */
+export function ledgerBatchRepo(db: Kysely<DB>, network: LedgerNetwork) {
   return {
     /**
      * Locks the accounts that exist among `addresses`, in one statement and in address order:
      * every batch, on every process, locks in the same order, so two never wait on each other in a cycle.
+     * An address's accounts on both networks are locked (in (address, network) order, the same on
+     * both networks' closers): an account's sequence number is one across networks (docs/ledger.md,
+     * "Sequence numbers"), so a transaction on one network moves it on the other too. The map holds
+     * this network's accounts.
      */
     async lockAccounts(addresses: readonly string[]): Promise<Map<string, LockedAccount>> {
       if (addresses.length === 0) return new Map()
-      const { rows } = await sql<LockedAccount & { address: string }>`
-        select address, balance::text as balance, sequence::text as sequence, last_modified_ledger::text as last_modified_ledger
+      const { rows } = await sql<LockedAccount & { address: string; network: string }>`
+        select address, network, balance::text as balance, sequence::text as sequence, last_modified_ledger::text as last_modified_ledger
         from ledger_accounts where address = any(${[...addresses].sort()}::text[])
-        order by address for update`.execute(db)
-      return new Map(rows.map(({ address, ...row }) => [address, row]))
+        order by address, network for update`.execute(db)
+      return new Map(rows.filter((row) => row.network === network).map(({ address, network: _, ...row }) => [address, row]))
     },
 
     /** New money into a locked account: its balance set to `balance` (the locked one plus `amount`) and the funding recorded, in one statement. */
     async fund(address: string, amount: string, balance: string, at: Date): Promise<void> {
       await sql`
-        with funded as (update ledger_accounts set balance = ${balance}::numeric where address = ${address} returning address)
-        insert into ledger_fundings (address, amount, created_at) select address, ${amount}::numeric, ${at}::timestamptz from funded`.execute(
-        db,
-      )
+        with funded as (
+          update ledger_accounts set balance = ${balance}::numeric where network = ${network} and address = ${address} returning address)
+        insert into ledger_fundings (network, address, amount, created_at)
+        select ${network}, address, ${amount}::numeric, ${at}::timestamptz from funded`.execute(db)
     },
 
     /**
@@ -85,12 +91,15 @@ export function ledgerBatchRepo(db: Kysely<DB>) {
       const column = <T>(pick: (tx: QueuedTransaction) => T): T[] => transactions.map(pick)
       const more = extra.map(([name, body]) => sql`, ${sql.id(name)} as (${body})`)
       const { rows } = await sql<{ written: number }>`
-        with written as (
-          update ledger_accounts as a set balance = v.balance, sequence = v.sequence
+        with moved as (
+          update ledger_accounts as a set balance = case when a.network = ${network} then v.balance else a.balance end,
+            sequence = v.sequence
           from unnest(${accounts.map((a) => a.address)}::text[], ${accounts.map((a) => a.balance)}::numeric[],
             ${accounts.map((a) => a.sequence)}::bigint[]) as v(address, balance, sequence)
-          where a.address = v.address and v.balance >= 0
-          returning a.address
+          where a.address = v.address and (a.network <> ${network} or v.balance >= 0)
+          returning a.address, a.network
+        ), written as (
+          select address from moved where network = ${network}
         ), queued as (
           insert into ledger_pending (hash, application_order, network, source_account, source_account_sequence, fee_charged,
               max_fee, operation_count, memo, memo_type, envelope_xdr, result_xdr, created_at, fee_meta, fee_meta_ledger_at,

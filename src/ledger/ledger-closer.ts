@@ -12,7 +12,6 @@ import {
   type Effects,
   involvedAccounts,
   isRefusal,
-  type LedgerNetwork,
   type OpCode,
 } from './ledger-rules.js'
 import type {
@@ -24,6 +23,7 @@ import type {
   HookRefusal,
   OnTransactionApplied,
 } from './ledger-types.js'
+import type { LedgerNetwork } from './networks.js'
 import { type AccountBefore, transactionMetaTemplate } from './stellar/meta-xdr.js'
 import { transactionResultXdr } from './stellar/result-xdr.js'
 
@@ -93,6 +93,8 @@ export interface Closed {
 
 export interface CloserDeps {
   db: Kysely<DB>
+  /** The network whose ledger this closer closes (its accounts, its ledger numbers). */
+  network: LedgerNetwork
   limits: CloserLimits
   check: (envelopeXdr: string) => Checked
   /** The transactions of these hashes, as stored (one read after COMMIT). */
@@ -207,6 +209,12 @@ export function ledgerCloser(deps: CloserDeps) {
         continue
       }
       const { tx } = checked
+      if (checked.auth.network !== deps.network) {
+        // A transaction applies only on the ledger of the passphrase it is signed under (src/ledger/networks.ts).
+        const detail = `The transaction is signed under the "${checked.auth.network}" passphrase, not ${deps.network}'s.`
+        refusedHere.set(waiting, refused({ transaction: 'tx_bad_auth', detail }, tx.envelopeXdr))
+        continue
+      }
       const effects = applyToAccounts(tx, accounts)
       if (isRefusal(effects)) {
         refusedHere.set(waiting, refused(effects, tx.envelopeXdr))
@@ -291,7 +299,7 @@ export function ledgerCloser(deps: CloserDeps) {
   /** Applies a batch in one database transaction; answers what committed and what was refused. Throws ItemFailed or the database's error. */
   async function apply(batch: readonly Waiting[]): Promise<Plan> {
     return db.transaction().execute(async (trx) => {
-      const repo = ledgerBatchRepo(trx)
+      const repo = ledgerBatchRepo(trx, deps.network)
       const involved = new Set<string>()
       for (const { submission } of batch) {
         const addresses = submission.kind === 'envelope' ? involvedAccounts(submission.checked.tx) : submission.accounts

@@ -1,5 +1,6 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely'
 import type { DB, LedgerTransactionsTable } from '../db/schema.js'
+import { type LedgerNetwork, networkStorage } from './networks.js'
 
 /** Int8 and numeric values are read as text: a JS number would lose sequence numbers and amounts. */
 export interface AccountRow {
@@ -89,6 +90,8 @@ export interface OperationFilter {
 export interface Totals {
   total_balances: string
   total_funded: string
+  /** Of total_funded: migration 0029's fundings of money that crossed networks. */
+  total_split: string
   total_fees_stroops: string
   negative_balances: number
   mismatched_accounts: number
@@ -106,7 +109,8 @@ const text = (column: string) => sql<string>`${sql.ref(column)}::text`
 const past = (order: 'asc' | 'desc', columns: RawBuilder<unknown>, position: readonly bigint[]) =>
   sql<boolean>`(${columns}) ${sql.raw(order === 'asc' ? '>' : '<')} (${sql.join(position.map((value) => sql`${value.toString()}::bigint`))})`
 
-export function ledgerRepo(db: Kysely<DB>) {
+/** The ledger of one network (migration 0029): every read and write is that network's. */
+export function ledgerRepo(db: Kysely<DB>, network: LedgerNetwork) {
   const selectAccounts = () =>
     db
       .selectFrom('ledger_accounts')
@@ -117,6 +121,7 @@ export function ledgerRepo(db: Kysely<DB>) {
         text('last_modified_ledger').as('last_modified_ledger'),
         'created_at',
       ])
+      .where('network', '=', network)
   const selectOperations = () =>
     db
       .selectFrom('ledger_operations as o')
@@ -132,6 +137,7 @@ export function ledgerRepo(db: Kysely<DB>) {
         text('o.amount').as('amount'),
         'o.created_at',
       ])
+      .where('o.network', '=', network)
   const transactionColumns = [
     't.hash',
     text('t.ledger').as('ledger'),
@@ -150,6 +156,7 @@ export function ledgerRepo(db: Kysely<DB>) {
     't.fee_meta_xdr',
     't.result_meta_xdr',
   ] as const
+  const selectTransactions = () => db.selectFrom('ledger_transactions as t').select(transactionColumns).where('t.network', '=', network)
   /**
    * The ledgers of `firsts`, a query of the `ledger` and `hash` of their first transactions
    * (application order 1: every ledger has one), in `order`, each summed up from its
@@ -160,26 +167,31 @@ export function ledgerRepo(db: Kysely<DB>) {
     const { rows } = await sql<LedgerRow>`
       select f.ledger::text as ledger, f.hash as first_transaction_hash, b.transaction_count, b.operation_count,
         b.closed_at, b.fee_pool, p.ledger::text as prev_ledger, p.hash as prev_first_transaction_hash,
-        (select coalesce(sum(g.amount), 0)::text from ledger_fundings g where g.created_at <= b.closed_at) as total_funded
+        (select coalesce(sum(g.amount), 0)::text from ledger_fundings g where g.network = ${network} and g.created_at <= b.closed_at) as total_funded
       from (${firsts}) as f
       cross join lateral (
         select count(*)::integer as transaction_count, sum(t.operation_count)::integer as operation_count,
           max(t.created_at) as closed_at, max(t.fee_pool)::text as fee_pool
-        from ledger_transactions t where t.ledger = f.ledger) as b
+        from ledger_transactions t where t.network = ${network} and t.ledger = f.ledger) as b
       left join lateral (
-        select t.ledger, t.hash from ledger_transactions t where t.ledger < f.ledger and t.application_order = 1
+        select t.ledger, t.hash from ledger_transactions t
+        where t.network = ${network} and t.ledger < f.ledger and t.application_order = 1
         order by t.ledger desc limit 1) as p on true
       order by f.ledger ${sql.raw(order)}`.execute(db)
     return rows
   }
+
+  /** An account's sequence number is one across networks (docs/ledger.md, "Sequence numbers"): a new account takes its other network's. */
+  const sharedSequence = (address: string) =>
+    sql<string>`coalesce((select max(s.sequence) from ledger_accounts s where s.address = ${address}), 0)`
 
   return {
     /** Creates an account unless one exists at that address; answers whether it did. */
     async insertAccount(address: string, balance: string, at: Date): Promise<boolean> {
       const row = await db
         .insertInto('ledger_accounts')
-        .values({ address, balance, created_at: at })
-        .onConflict((oc) => oc.column('address').doNothing())
+        .values({ network, address, balance, sequence: sharedSequence(address), created_at: at })
+        .onConflict((oc) => oc.columns(['network', 'address']).doNothing())
         .returning('address')
         .executeTakeFirst()
       return row !== undefined
@@ -189,15 +201,15 @@ export function ledgerRepo(db: Kysely<DB>) {
     async credit(address: string, amount: string, at: Date): Promise<string> {
       const row = await db
         .insertInto('ledger_accounts')
-        .values({ address, balance: amount, created_at: at })
-        .onConflict((oc) => oc.column('address').doUpdateSet({ balance: sql`ledger_accounts.balance + excluded.balance` }))
+        .values({ network, address, balance: amount, sequence: sharedSequence(address), created_at: at })
+        .onConflict((oc) => oc.columns(['network', 'address']).doUpdateSet({ balance: sql`ledger_accounts.balance + excluded.balance` }))
         .returning(text('balance').as('balance'))
         .executeTakeFirstOrThrow()
       return row.balance
     },
 
     async insertFunding(address: string, amount: string, at: Date): Promise<void> {
-      await db.insertInto('ledger_fundings').values({ address, amount, created_at: at }).execute()
+      await db.insertInto('ledger_fundings').values({ network, address, amount, created_at: at }).execute()
     },
 
     async findAccount(address: string): Promise<AccountRow | undefined> {
@@ -211,14 +223,12 @@ export function ledgerRepo(db: Kysely<DB>) {
     },
 
     async findTransaction(hash: string): Promise<TransactionRow | undefined> {
-      return db.selectFrom('ledger_transactions as t').select(transactionColumns).where('t.hash', '=', hash).executeTakeFirst()
+      return selectTransactions().where('t.hash', '=', hash).executeTakeFirst()
     },
 
     /** The transactions with these hashes (the closer reads its batch back after COMMIT, in one statement). */
     async findTransactions(hashes: readonly string[]): Promise<Map<string, TransactionRow>> {
-      const rows = await db
-        .selectFrom('ledger_transactions as t')
-        .select(transactionColumns)
+      const rows = await selectTransactions()
         .where('t.hash', '=', sql<string>`any(${[...hashes]}::text[])`)
         .execute()
       return new Map(rows.map((row) => [row.hash, row]))
@@ -226,7 +236,8 @@ export function ledgerRepo(db: Kysely<DB>) {
 
     async findLedger(ledger: string): Promise<LedgerRow | undefined> {
       const [row] = await selectLedgers(
-        sql`select t.ledger, t.hash from ledger_transactions t where t.ledger = ${ledger}::bigint and t.application_order = 1`,
+        sql`select t.ledger, t.hash from ledger_transactions t
+          where t.network = ${network} and t.ledger = ${ledger}::bigint and t.application_order = 1`,
         'asc',
       )
       return row
@@ -236,7 +247,7 @@ export function ledgerRepo(db: Kysely<DB>) {
     async listLedgers(page: LedgerPage): Promise<LedgerRow[]> {
       const after = page.after === undefined ? sql`true` : past(page.order, sql`t.ledger`, [page.after])
       return selectLedgers(
-        sql`select t.ledger, t.hash from ledger_transactions t where t.application_order = 1 and ${after}
+        sql`select t.ledger, t.hash from ledger_transactions t where t.network = ${network} and t.application_order = 1 and ${after}
           order by t.ledger ${sql.raw(page.order)} limit ${page.limit}`,
         page.order,
       )
@@ -252,16 +263,29 @@ export function ledgerRepo(db: Kysely<DB>) {
      */
     async listTransactions(page: TransactionPage, filter: { account?: string; ledger?: string } = {}): Promise<TransactionRow[]> {
       const { account } = filter
-      let query = db.selectFrom('ledger_transactions as t').select(transactionColumns)
+      let query = selectTransactions()
       if (filter.ledger !== undefined) query = query.where('t.ledger', '=', filter.ledger)
       if (account !== undefined) {
         query = query.where('t.hash', 'in', (eb) =>
           eb
             .selectFrom('ledger_transactions')
             .select('hash')
+            .where('network', '=', network)
             .where('source_account', '=', account)
-            .union(eb.selectFrom('ledger_operations').select('transaction_hash as hash').where('from', '=', account))
-            .union(eb.selectFrom('ledger_operations').select('transaction_hash as hash').where('to', '=', account)),
+            .union(
+              eb
+                .selectFrom('ledger_operations')
+                .select('transaction_hash as hash')
+                .where('network', '=', network)
+                .where('from', '=', account),
+            )
+            .union(
+              eb
+                .selectFrom('ledger_operations')
+                .select('transaction_hash as hash')
+                .where('network', '=', network)
+                .where('to', '=', account),
+            ),
         )
       }
       if (page.after !== undefined) query = query.where(past(page.order, sql`t.ledger, t.application_order`, page.after))
@@ -298,6 +322,7 @@ export function ledgerRepo(db: Kysely<DB>) {
       const row = await db
         .selectFrom('ledger_transactions as t')
         .select(['t.created_at as closed_at', text('t.ledger').as('ledger')])
+        .where('t.network', '=', network)
         .orderBy('t.ledger', 'desc')
         .limit(1)
         .executeTakeFirst()
@@ -308,15 +333,17 @@ export function ledgerRepo(db: Kysely<DB>) {
     async totals(): Promise<Totals> {
       const { rows } = await sql<Totals>`
         select
-          (select coalesce(sum(balance), 0)::text from ledger_accounts) as total_balances,
-          (select coalesce(sum(amount), 0)::text from ledger_fundings) as total_funded,
-          (select coalesce(sum(fee_charged), 0)::text from ledger_transactions) as total_fees_stroops,
-          (select count(*)::int from ledger_accounts where balance < 0) as negative_balances,
-          (select count(*)::int from ledger_accounts a where a.balance <>
-              coalesce((select sum(f.amount) from ledger_fundings f where f.address = a.address), 0)
-            + coalesce((select sum(o.amount) from ledger_operations o where o."to" = a.address), 0)
-            - coalesce((select sum(o.amount) from ledger_operations o where o."from" = a.address), 0)
-            - coalesce((select sum(t.fee_charged) from ledger_transactions t where t.source_account = a.address), 0) / 10000000.0
+          (select coalesce(sum(balance), 0)::text from ledger_accounts where network = ${network}) as total_balances,
+          (select coalesce(sum(amount), 0)::text from ledger_fundings where network = ${network}) as total_funded,
+          (select coalesce(sum(amount), 0)::text from ledger_fundings where network = ${network} and network_split) as total_split,
+          (select coalesce(sum(fee_charged), 0)::text from ledger_transactions where network = ${network}) as total_fees_stroops,
+          (select count(*)::int from ledger_accounts where network = ${network} and balance < 0) as negative_balances,
+          (select count(*)::int from ledger_accounts a where a.network = ${network} and a.balance <>
+              coalesce((select sum(f.amount) from ledger_fundings f where f.network = a.network and f.address = a.address), 0)
+            + coalesce((select sum(o.amount) from ledger_operations o where o.network = a.network and o."to" = a.address), 0)
+            - coalesce((select sum(o.amount) from ledger_operations o where o.network = a.network and o."from" = a.address), 0)
+            - coalesce((select sum(t.fee_charged) from ledger_transactions t
+                where t.network = a.network and t.source_account = a.address), 0) / 10000000.0
           ) as mismatched_accounts`.execute(db)
       const row = rows[0]
       if (row === undefined) throw new Error('the totals query answered no row')
@@ -332,15 +359,16 @@ export type LedgerRepo = ReturnType<typeof ledgerRepo>
  * start of `ledger_numbers` with its next number (world-repo.ts), so start − 1 (0 on a platform
  * never reset). Streams resume there after a reset or a restore (horizon/streaming.ts).
  */
-export async function worldStartLedger(db: Kysely<DB>): Promise<bigint> {
+export async function worldStartLedger(db: Kysely<DB>, network: LedgerNetwork): Promise<bigint> {
   const { rows } = await sql<{ start: string }>`
-    select seqstart::text as start from pg_sequence where seqrelid = 'ledger_numbers'::regclass`.execute(db)
+    select seqstart::text as start from pg_sequence where seqrelid = ${networkStorage(network).sequence}::text::regclass`.execute(db)
   return BigInt(rows[0]?.start ?? '1') - 1n
 }
 
 /** The highest ledger number drawn in this world, committed or not (sequences are not transactional): no served cursor is past it. */
-export async function drawnLedger(db: Kysely<DB>): Promise<bigint> {
+export async function drawnLedger(db: Kysely<DB>, network: LedgerNetwork): Promise<bigint> {
   const { rows } = await sql<{ last: string }>`
-    select (case when is_called then last_value else last_value - 1 end)::text as last from ledger_numbers`.execute(db)
+    select (case when is_called then last_value else last_value - 1 end)::text as last
+    from ${sql.table(networkStorage(network).sequence)}`.execute(db)
   return BigInt(rows[0]?.last ?? '0')
 }

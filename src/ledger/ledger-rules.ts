@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { Transaction, xdr } from '@stellar/stellar-base'
 import { tryParseAmount } from './amounts.js'
+import { LEDGER_NETWORKS, type LedgerNetwork } from './networks.js'
 import { isAccountId, verifySignature } from './stellar/ed25519.js'
 
 /**
@@ -22,12 +23,6 @@ import { isAccountId, verifySignature } from './stellar/ed25519.js'
 /** Stroops charged per operation: Stellar's base fee. The whole fee is burned. */
 export const BASE_FEE_STROOPS = 100n
 
-/**
- * The passphrases a signature may verify under. The live platform's network names are its
- * passphrases; one embedded ledger serves both and records which one each transaction used.
- */
-export const LEDGER_NETWORKS = ['Pi Testnet', 'Pi Network'] as const
-export type LedgerNetwork = (typeof LEDGER_NETWORKS)[number]
 const NETWORK_ID_BYTES = 32
 const NETWORK_IDS = Object.fromEntries(
   LEDGER_NETWORKS.map((network) => [network, createHash('sha256').update(network, 'utf8').digest()]),

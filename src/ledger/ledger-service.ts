@@ -25,10 +25,13 @@ import type {
   PageQuery,
   SubmittedTransaction,
 } from './ledger-types.js'
+import type { LedgerNetwork } from './networks.js'
 import { ledgerPosition, transactionPosition } from './paging-tokens.js'
 
 export interface LedgerDeps {
   db: Kysely<DB>
+  /** The network whose ledger this is (src/ledger/networks.ts): it applies only transactions signed under its passphrase. */
+  network: LedgerNetwork
   clock: Clock
   /** The closer's bounds (docs/ledger.md, "Ledgers close in batches"); the defaults when absent. */
   closer?: CloserLimits
@@ -55,8 +58,8 @@ function requireAccountId(address: string): void {
 }
 
 export function ledgerServiceFactory(deps: LedgerDeps) {
-  const { db, clock } = deps
-  const repo = ledgerRepo(db)
+  const { db, clock, network } = deps
+  const repo = ledgerRepo(db, network)
   /** Horizon's account reads: concurrent reads share one query (batched, never cached). */
   const accountsByAddress = coalescingReader((addresses) => repo.findAccounts(addresses))
 
@@ -67,7 +70,11 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
     return { order: query.order, limit: query.limit, after: cursor === undefined ? undefined : position(cursor, query.order) }
   }
 
-  /** Decodes and checks an envelope as far as it can be without the database: shape, time bounds, fee, signatures. */
+  /**
+   * Decodes and checks an envelope as far as it can be without the database: shape, time bounds,
+   * fee, signatures. `auth.network` is the network of the passphrase it is signed under, this
+   * ledger's or not (submitChecked refuses another's).
+   */
   function check(envelopeXdr: string): Checked {
     const decoded = decodeEnvelope(envelopeXdr)
     if (!decoded.ok) throw malformed(decoded.detail, envelopeXdr)
@@ -84,6 +91,7 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
   const limits = deps.closer ?? ledgerCloserLimits()
   const closer = ledgerCloser({
     db,
+    network,
     limits,
     check,
     now: () => clock.now(),
@@ -95,8 +103,43 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
 
   const submitted = ({ row, operations }: Closed): SubmittedTransaction => ({ ...toTransaction(row), operations })
 
+  /** What `submit` does with an envelope `check` accepted: refused unless it is signed under this ledger's passphrase. */
+  async function submitChecked(checked: Checked, options: { afterApply?: OnTransactionApplied } = {}): Promise<SubmittedTransaction> {
+    if (checked.auth.network !== network) {
+      throw refused(
+        {
+          transaction: 'tx_bad_auth',
+          detail: `The transaction is signed under the "${checked.auth.network}" passphrase: it applies on that network's ledger, not on ${network}'s.`,
+        },
+        checked.tx.envelopeXdr,
+      )
+    }
+    try {
+      return submitted(await closer.submit({ kind: 'envelope', checked, ...options }))
+    } catch (caught) {
+      // A conflict on the hash can only show at COMMIT, and only for a transaction applied before.
+      const error = isUniqueViolation(caught)
+        ? refused({ transaction: 'tx_bad_seq', detail: 'This transaction was already applied.' }, checked.tx.envelopeXdr)
+        : caught
+      // A resubmission of an applied transaction (its sequence number is used: by itself) answers
+      // its earlier result, as Horizon does for a duplicate; concurrent resubmissions all end here.
+      if (error instanceof LedgerError && error.resultCodes?.transaction === 'tx_bad_seq') {
+        const earlier = await repo.findTransaction(checked.hash)
+        if (earlier !== undefined) {
+          const operations = (await repo.findOperations(checked.hash)).map(({ type, from, to, amount }) => ({ type, from, to, amount }))
+          return { ...toTransaction(earlier), operations }
+        }
+      }
+      throw error
+    }
+  }
+
   return {
     ...ledgerHistory(repo),
+
+    network,
+
+    check,
 
     /**
      * Creates the ledger account of a new wallet with its starting balance, recorded as a
@@ -108,7 +151,7 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
       const amount = formatAmount(stroops)
       const now = clock.now()
       await inTransaction(trx ?? db, async (t) => {
-        const txRepo = ledgerRepo(t)
+        const txRepo = ledgerRepo(t, network)
         if (!(await txRepo.insertAccount(address, amount, now))) throw new Error(`the ledger account ${address} already exists`)
         if (stroops > 0n) await txRepo.insertFunding(address, amount, now)
       })
@@ -120,7 +163,7 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
       const funded = positiveAmount(amount)
       const now = clock.now()
       const balance = await inTransaction(db, async (trx) => {
-        const txRepo = ledgerRepo(trx)
+        const txRepo = ledgerRepo(trx, network)
         const balance = await txRepo.credit(address, funded, now)
         await txRepo.insertFunding(address, funded, now)
         return balance
@@ -137,26 +180,10 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
      */
     async submit(envelopeXdr: string, options: { afterApply?: OnTransactionApplied } = {}): Promise<SubmittedTransaction> {
       // Signatures are checked before the database transaction: no connection waits on crypto.
-      const checked = check(envelopeXdr)
-      try {
-        return submitted(await closer.submit({ kind: 'envelope', checked, ...options }))
-      } catch (caught) {
-        // A conflict on the hash can only show at COMMIT, and only for a transaction applied before.
-        const error = isUniqueViolation(caught)
-          ? refused({ transaction: 'tx_bad_seq', detail: 'This transaction was already applied.' }, checked.tx.envelopeXdr)
-          : caught
-        // A resubmission of an applied transaction (its sequence number is used: by itself) answers
-        // its earlier result, as Horizon does for a duplicate; concurrent resubmissions all end here.
-        if (error instanceof LedgerError && error.resultCodes?.transaction === 'tx_bad_seq') {
-          const earlier = await repo.findTransaction(checked.hash)
-          if (earlier !== undefined) {
-            const operations = (await repo.findOperations(checked.hash)).map(({ type, from, to, amount }) => ({ type, from, to, amount }))
-            return { ...toTransaction(earlier), operations }
-          }
-        }
-        throw error
-      }
+      return submitChecked(check(envelopeXdr), options)
     },
+
+    submitChecked,
 
     /**
      * Signs and applies a transaction of `source` that the platform signs itself (a user's
@@ -242,6 +269,7 @@ export function ledgerServiceFactory(deps: LedgerDeps) {
       return {
         totalBalances: formatAmount(balances),
         totalFunded: formatAmount(funded),
+        totalSplit: formatAmount(parseStoredAmount(totals.total_split)),
         totalFees: formatAmount(fees),
         negativeBalances: totals.negative_balances,
         mismatchedAccounts: totals.mismatched_accounts,

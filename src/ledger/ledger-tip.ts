@@ -1,13 +1,12 @@
 import type { Listen } from '../db/database.js'
 
-/**
- * The NOTIFY channel of the ledger's tip: one per schema (tests run many schemas in one
- * database), hashed so any schema name gives an identifier within PostgreSQL's 63 bytes.
- * Migration 0014's `ledger_close` notifies on the same expression.
- */
-export const TIP_CHANNEL_SQL = `'plinth_ledger_' || left(md5(current_schema()), 16)`
-
 export interface LedgerTipDeps {
+  /**
+   * The NOTIFY channel of the ledger's tip, as SQL: one per network and schema (tests run many
+   * schemas in one database), hashed so any schema name gives an identifier within PostgreSQL's 63
+   * bytes (src/ledger/networks.ts). Migration 0029's `ledger_close` notifies on the same expression.
+   */
+  channelSql: string
   /** The newest applied ledger number, read through the pool. */
   latest: () => Promise<bigint>
   /** PostgreSQL's LISTEN (src/db/listener.ts); absent on PGlite, where the process is the only writer. */
@@ -66,7 +65,7 @@ export function ledgerTip(deps: LedgerTipDeps) {
   const watch = (waiting: boolean) => {
     if (closed) return
     if (waiting && listener === undefined && deps.listen !== undefined) {
-      listener = deps.listen(TIP_CHANNEL_SQL, {
+      listener = deps.listen(deps.channelSql, {
         onNotify: (payload) => {
           if (/^[0-9]{1,19}$/.test(payload)) raise(BigInt(payload))
         },

@@ -1,6 +1,7 @@
 import type { Kysely, RawBuilder } from 'kysely'
 import type { DB } from '../db/schema.js'
-import type { LedgerNetwork, MemoType } from './ledger-rules.js'
+import type { MemoType } from './ledger-rules.js'
+import type { LedgerNetwork } from './networks.js'
 
 /*
  * The ledger's records and hooks, as its service, its history and the /ledger routes share them:
@@ -164,6 +165,8 @@ export interface Invariants {
   /** Pi with 7 places. */
   totalBalances: string
   totalFunded: string
+  /** Of totalFunded: migration 0029's fundings of money that crossed networks. */
+  totalSplit: string
   totalFees: string
   negativeBalances: number
   /** Accounts whose balance differs from their fundings + payments received − payments sent − fees paid. */

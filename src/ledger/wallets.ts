@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { DB } from '../db/schema.js'
 import type { LedgerService } from './ledger-service.js'
+import { LEDGER_NETWORKS, type LedgerNetwork } from './networks.js'
 
 /**
  * The test Pi a new wallet starts with in sandbox mode. A user gets enough to try many payments;
@@ -17,9 +18,14 @@ export interface Wallets {
   open(trx: Kysely<DB>, address: string, owner: WalletOwner): Promise<void>
 }
 
+/** A wallet has an account on each network (docs/ledger.md, "Two networks"), each with the starting balance. */
 export function ledgerWallets(
-  ledger: Pick<LedgerService, 'openAccount'>,
+  ledgers: Readonly<Record<LedgerNetwork, Pick<LedgerService, 'openAccount'>>>,
   balances: Readonly<Record<WalletOwner, string>> = STARTING_BALANCES,
 ): Wallets {
-  return { open: (trx, address, owner) => ledger.openAccount(address, balances[owner], trx) }
+  return {
+    open: async (trx, address, owner) => {
+      for (const network of LEDGER_NETWORKS) await ledgers[network].openAccount(address, balances[owner], trx)
+    },
+  }
 }

@@ -5,7 +5,8 @@ import { LedgerError } from '../ledger/ledger-errors.js'
 import type { LedgerService } from '../ledger/ledger-service.js'
 import type { BatchHook, HookDecision } from '../ledger/ledger-types.js'
 import { PAYMENT_NOT_APPROVED, PAYMENT_NOT_LINKED } from '../ledger/ledger-types.js'
-import { paymentsRepo } from './payments-repo.js'
+import type { LedgerNetwork } from '../ledger/networks.js'
+import { paymentLinksRepo } from './payment-links-repo.js'
 import type { PaymentsLedger } from './payments-service.js'
 
 /**
@@ -25,7 +26,7 @@ export function linkPayments(clock: Clock): BatchHook {
   return {
     async prepare(trx, txs) {
       const memos = [...new Set(txs.flatMap((tx) => (tx.memoType === 'text' && tx.memo !== null ? [tx.memo] : [])))]
-      const locked = memos.length === 0 ? [] : await paymentsRepo(trx).lockForLinking(memos)
+      const locked = memos.length === 0 ? [] : await paymentLinksRepo(trx).lockForLinking(memos)
       return {
         pass() {
           const payments = new Map(locked.map((row) => [row.identifier, { ...row }]))
@@ -56,7 +57,7 @@ export function linkPayments(clock: Clock): BatchHook {
               links.push({ identifier: payment.identifier, txid: tx.hash, verified })
               return { linked: payment.identifier }
             },
-            writes: () => paymentsRepo(trx).linkWrites(links, clock.now()),
+            writes: () => paymentLinksRepo(trx).linkWrites(links, clock.now()),
           }
         },
       }
@@ -64,12 +65,14 @@ export function linkPayments(clock: Clock): BatchHook {
   }
 }
 
-/** Payments' narrow view of the ledger: refusals become values, not exceptions. */
-export function paymentsLedger(ledger: Pick<LedgerService, 'submitSigned' | 'getTransaction'>): PaymentsLedger {
+/** Payments' narrow view of the ledgers, each payment on its network's: refusals become values, not exceptions. */
+export function paymentsLedger(
+  ledgers: Readonly<Record<LedgerNetwork, Pick<LedgerService, 'submitSigned' | 'getTransaction'>>>,
+): PaymentsLedger {
   return {
-    async submit(source, destination, sign, forPayment) {
+    async submit(network, source, destination, sign, forPayment) {
       try {
-        const applied = await ledger.submitSigned(source, sign, {
+        const applied = await ledgers[network].submitSigned(source, sign, {
           accounts: [source, destination],
           // Money the platform moves for a payment must end up linked to it, or not move at all.
           condition: (decision) =>
@@ -92,8 +95,8 @@ export function paymentsLedger(ledger: Pick<LedgerService, 'submitSigned' | 'get
           : { ok: false, transaction: codes.transaction, operations: codes.operations }
       }
     },
-    async findTransaction(hash) {
-      const tx = await ledger.getTransaction(hash)
+    async findTransaction(network, hash) {
+      const tx = await ledgers[network].getTransaction(hash)
       return tx === undefined ? undefined : { memo: tx.memo, sourceAccount: tx.sourceAccount }
     },
   }

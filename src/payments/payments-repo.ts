@@ -2,6 +2,9 @@ import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely'
 import { platformNow, platformNowPlus } from '../clock/platform-now.js'
 import { prepared } from '../db/prepared.js'
 import type { DB, PaymentsTable } from '../db/schema.js'
+import { EVENT_COLUMNS, eventsOf, type MoveBy, OPEN } from './payment-events-sql.js'
+
+export type { MoveBy } from './payment-events-sql.js'
 
 export type PaymentRow = Selectable<PaymentsTable>
 
@@ -21,20 +24,6 @@ export interface MemberPaymentItem extends Pick<NewPayment, 'identifier' | 'amou
   by: MoveBy
 }
 
-/** What deciding a payment's link needs (lockForLinking). */
-export interface LinkCandidate {
-  identifier: string
-  from_address: string
-  to_address: string
-  /** Pi, 7 places. */
-  amount: string
-  network: string
-  direction: PaymentRow['direction']
-  developer_approved: boolean
-  txid: string | null
-  /** Neither completed nor cancelled. */
-  open: boolean
-}
 /** A payment as read, with the platform time the same statement read (the approval window is judged against it). */
 export type PaymentRead = PaymentRow & { platform_now: Date }
 
@@ -52,36 +41,11 @@ export interface NewPayment {
   network: PaymentRow['network']
 }
 
-/**
- * Who made a move, for the payment's timeline (payment_events, migration 0011): the app (its
- * key id), the user (their uid), the approval window, the ledger or the sandbox, and the request
- * that made it (its X-Request-Id, which the request log shows too).
- */
-export interface MoveBy {
-  actor: 'app' | 'user' | 'approval_window' | 'ledger' | 'sandbox' | 'portal'
-  actorId: string | null
-  requestId: string | null
-}
-export const LEDGER: MoveBy = { actor: 'ledger', actorId: null, requestId: null }
-export const APPROVAL_WINDOW: MoveBy = { actor: 'approval_window', actorId: null, requestId: null }
-
-const EVENT_COLUMNS = ['payment_id', 'app_id', 'kind', 'actor', 'actor_id', 'at', 'request_id', 'detail'] as const
-/**
- * The timeline rows of the rows a move's statement changed (the CTE `moved`): one statement
- * writes the move and its events, so they commit together or not at all.
- */
-function eventsOf(kind: string, by: MoveBy, at: RawBuilder<unknown>, detail: RawBuilder<unknown> = sql`null::text`) {
-  return sql`select identifier, app_id, ${kind}::text, ${by.actor}::text, ${by.actorId}::text, ${at}, ${by.requestId}::text, ${detail} from moved`
-}
-
 /** Whether a database error is the one-open-payment index refusing a second open payment. */
 export function isOpenPaymentConflict(error: unknown): boolean {
   const e = error as { code?: unknown; constraint?: unknown; message?: unknown }
   return e.code === '23505' && (e.constraint === 'payments_one_open' || String(e.message).includes('payments_one_open'))
 }
-
-/** Still holding the user's one open slot: neither completed nor cancelled by anyone. */
-const OPEN = sql<boolean>`not developer_completed and not cancelled and not user_cancelled`
 
 /** Who made a move, as the prepared statements take it (each field one parameter). */
 interface ByValues {
@@ -442,100 +406,6 @@ export function paymentsRepo(db: Kysely<DB>) {
         .where('txid', 'is', null)
         .returningAll()
       return recorded(moved, eventsOf('user_cancelled', by, sql`cancelled_at`))
-    },
-
-    /**
-     * The platform's cancel of user-to-app payments whose approval window passed, dated when the
-     * window closed: one payment, every due payment of an app, or every due payment (before a
-     * clock reset). Due on the platform clock as stored.
-     */
-    async expireApproval(which: { identifier: string } | { appId: string } | 'all', windowMs: number): Promise<void> {
-      const due = update()
-        .set({ cancelled: true, cancelled_at: sql<Date>`created_at + make_interval(secs => ${windowMs / 1000})` })
-        .where('direction', '=', 'user_to_app')
-        .where('developer_approved', '=', false)
-        .where(OPEN)
-        // A payment with a transaction was paid (before the rule that refuses it): never cancel it here.
-        .where('txid', 'is', null)
-        .where('created_at', '<=', platformNowPlus(-windowMs))
-      const moved = (
-        which === 'all'
-          ? due
-          : 'identifier' in which
-            ? due.where('identifier', '=', which.identifier)
-            : due.where('app_id', '=', which.appId)
-      ).returningAll()
-      const detail = sql`${`not approved within ${windowMs / 1000} s`}::text`
-      await db
-        .with('moved', () => moved)
-        .with('ev', (qb) =>
-          qb
-            .insertInto('payment_events')
-            .columns(EVENT_COLUMNS)
-            .expression(eventsOf('expired', APPROVAL_WINDOW, sql`cancelled_at`, detail)),
-        )
-        .selectFrom('moved')
-        .select('identifier')
-        .execute()
-    },
-
-    /**
-     * Before a clock reset (sandbox/world/clock-reset.ts): every user-to-app payment still waiting for
-     * approval keeps the window it had left, so its `created_at` moves back by the offset.
-     */
-    async shiftPendingApprovals(offsetMs: number): Promise<void> {
-      await update()
-        .set({ created_at: sql<Date>`created_at - make_interval(secs => ${offsetMs / 1000})` })
-        .where('direction', '=', 'user_to_app')
-        .where('developer_approved', '=', false)
-        .where(OPEN)
-        .where('txid', 'is', null)
-        .execute()
-    },
-
-    /**
-     * Locks the payments the transactions of a ledger batch may link, by identifier (their memos),
-     * in identifier order, and reads what linking decides on (src/payments/payments-ledger.ts).
-     */
-    async lockForLinking(identifiers: readonly string[]): Promise<LinkCandidate[]> {
-      const { rows } = await sql<LinkCandidate>`
-        select identifier, from_address, to_address, amount::text as amount, network, direction, developer_approved, txid,
-          (${OPEN}) as open
-        from payments where identifier = any(${[...identifiers]}::text[])
-        order by identifier for update`.execute(db)
-      return rows
-    },
-
-    /**
-     * Links each payment to the transaction that pays it, with its timeline events (linked, and
-     * verified when it is), as two data-modifying common table expressions for the ledger
-     * batch's one write statement. The rows were locked by lockForLinking in the same database
-     * transaction; `txid is null` stays as the database's guard.
-     */
-    linkWrites(
-      links: ReadonlyArray<{ identifier: string; txid: string; verified: boolean }>,
-      now: Date,
-    ): Array<readonly [name: string, body: RawBuilder<unknown>]> {
-      if (links.length === 0) return []
-      return [
-        [
-          'payment_links',
-          sql`update payments as p set txid = v.txid, tx_verified = v.verified, tx_linked_at = ${now}::timestamptz
-            from unnest(${links.map((l) => l.identifier)}::text[], ${links.map((l) => l.txid)}::text[],
-              ${links.map((l) => l.verified)}::boolean[]) as v(identifier, txid, verified)
-            where p.identifier = v.identifier and p.txid is null
-            returning p.identifier, p.app_id, p.txid, p.tx_verified, p.tx_linked_at`,
-        ],
-        [
-          'payment_link_events',
-          sql`insert into payment_events (${sql.join(EVENT_COLUMNS.map((column) => sql.ref(column)))})
-            select identifier, app_id, 'transaction_linked', ${LEDGER.actor}::text, null::text, tx_linked_at, null::text, 'txid ' || txid
-            from payment_links
-            union all
-            select identifier, app_id, 'transaction_verified', ${LEDGER.actor}::text, null::text, tx_linked_at, null::text, 'txid ' || txid
-            from payment_links where tx_verified`,
-        ],
-      ]
     },
 
     /** The app's app-to-user payments not yet completed nor cancelled, oldest first. */

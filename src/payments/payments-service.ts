@@ -7,9 +7,11 @@ import { coalescingReader, coalescingWriter } from '../db/coalesce.js'
 import type { DB } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import { PAYMENT_NOT_LINKED } from '../ledger/ledger-types.js'
+import type { LedgerNetwork } from '../ledger/networks.js'
 import { signWithSeed } from '../ledger/stellar/ed25519.js'
 import { randomToken } from '../lib/crypto.js'
 import { unstorableText } from '../lib/text.js'
+import { paymentApprovalRepo } from './payment-approval-repo.js'
 import { type PaymentDTO, toPaymentDTO } from './payment-dto.js'
 import { checkAmount, checkMemo, checkMetadata } from './payment-input.js'
 import { approvalExpired, decide, type Move } from './payment-state.js'
@@ -32,12 +34,14 @@ export interface PaymentsLedger {
    * `forPayment`.
    */
   submit(
+    /** The payment's network: the transaction is applied on its ledger. */
+    network: LedgerNetwork,
     source: string,
     destination: string,
     sign: (sequence: string) => string,
     forPayment: string,
   ): Promise<{ ok: true; hash: string } | { ok: false; transaction: string; operations?: string[] }>
-  findTransaction(hash: string): Promise<{ memo: string | null; sourceAccount: string } | undefined>
+  findTransaction(network: LedgerNetwork, hash: string): Promise<{ memo: string | null; sourceAccount: string } | undefined>
 }
 
 export interface PaymentInput {
@@ -92,6 +96,7 @@ type PayingUser = Pick<TokenPrincipal, 'appId' | 'userId'>
 export function paymentsServiceFactory(deps: PaymentsDeps) {
   const { db, clock, publicUrl, approvalWindowMs, ledger } = deps
   const repo = paymentsRepo(db)
+  const approvals = paymentApprovalRepo(db)
   // Concurrent A2U creates and completes share one statement per round trip (src/db/coalesce.ts):
   // BENCHMARKS.md, "Coalesced creates and completes".
   const creates = coalescingWriter((items: MemberPaymentItem[]) => repo.insertForMembers(items))
@@ -107,7 +112,7 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
    */
   async function current(row: PaymentRead, reread: () => Promise<PaymentRead | undefined>): Promise<PaymentRow> {
     if (!approvalExpired(row, row.platform_now, approvalWindowMs)) return row
-    await repo.expireApproval({ identifier: row.identifier }, approvalWindowMs)
+    await approvals.expireApproval({ identifier: row.identifier }, approvalWindowMs)
     return (await reread()) ?? row
   }
 
@@ -333,7 +338,9 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
       } catch (error) {
         if (error instanceof ApiError && error.code === 'verification_failed') {
           // Say why the transaction did not link: the developer can act on it.
-          const tx = await ledger.findTransaction(txid)
+          // On the payment's network's ledger: a transaction on the other network never pays it.
+          const network = (await repo.findForApp(id, appId))?.network
+          const tx = network === undefined ? undefined : await ledger.findTransaction(network, txid)
           const reason = tx === undefined ? 'tx_not_found' : tx.memo !== id ? 'tx_memo_payment_identifier_mismatch' : 'tx_source_not_payer'
           error.extra.verification_error = reason
         }
@@ -396,7 +403,7 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
           tx.signatures.push(signWithSeed(seed, tx.hash(), row.from_address))
           return tx.toEnvelope().toXDR('base64')
         }
-        const result = await ledger.submit(row.from_address, row.to_address, sign, id)
+        const result = await ledger.submit(row.network, row.from_address, row.to_address, sign, id)
         if (result.ok) return dto(await readForUser(principal, id))
         if (result.transaction === 'tx_no_source_account') throw new ApiError('missing_wallet', 'The user has no account on the ledger.')
         // A transaction the user submitted themselves took the sequence, or the payment was
@@ -427,7 +434,7 @@ export function paymentsServiceFactory(deps: PaymentsDeps) {
 
     /** Persists the platform's cancel of every payment of the app whose approval window passed (for listings that read rows directly). */
     async expireDueApprovals(appId: string): Promise<void> {
-      await repo.expireApproval({ appId }, approvalWindowMs)
+      await approvals.expireApproval({ appId }, approvalWindowMs)
     },
 
     async incompleteServerPayments(appId: string): Promise<PaymentDTO[]> {

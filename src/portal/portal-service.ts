@@ -338,6 +338,8 @@ export function portalServiceFactory(deps: {
       const account = await db
         .selectFrom('ledger_accounts')
         .select(sql<string>`balance::text`.as('balance'))
+        // The app's money is on its network's ledger.
+        .where('network', '=', app.network)
         .where('address', '=', app.wallet_address)
         .executeTakeFirst()
       return {

@@ -6,14 +6,16 @@ import { errorResponses } from '../http/errors.js'
 import { ADMIN_SECURITY } from '../http/openapi.js'
 import { formatAmount, parseAmountInput, STROOPS_PER_PI } from '../ledger/amounts.js'
 import { isAccountId } from '../ledger/ledger-rules.js'
-import type { LedgerService } from '../ledger/ledger-service.js'
+import type { NetworkLedgers } from '../ledger/network-ledgers.js'
+import { TESTNET } from '../ledger/networks.js'
 
 /** The most test Pi one funding call grants: enough for any test, small enough that sums stay far from numeric(20,7)'s range. */
 export const MAX_FUNDING_PI = 1_000_000n
 
 /** The sandbox's hand on the ledger: grant test Pi and audit the books. Sandbox mode only. */
-export function ledgerSandboxRoutes(app: FastifyInstance, deps: { ledger: LedgerService }): void {
-  const { ledger } = deps
+export function ledgerSandboxRoutes(app: FastifyInstance, deps: { ledgers: NetworkLedgers }): void {
+  const { ledgers } = deps
+  const Network = Type.Union([Type.Literal('Pi Testnet'), Type.Literal('Pi Network')], { description: 'Pi Testnet when absent' })
   const r = app.withTypeProvider<TypeBoxTypeProvider>()
   const common = { tags: ['Sandbox'], security: ADMIN_SECURITY }
   const config = { auth: 'admin' as const }
@@ -25,8 +27,9 @@ export function ledgerSandboxRoutes(app: FastifyInstance, deps: { ledger: Ledger
       schema: {
         ...common,
         operationId: 'sandboxFundAccount',
-        summary: 'Grant test Pi to a ledger account, creating the account if it does not exist',
+        summary: 'Grant test Pi to a ledger account on a network, creating the account if it does not exist',
         body: Type.Object({
+          network: Type.Optional(Network),
           address: Type.String({ minLength: 1, maxLength: 100, description: 'A G… account id' }),
           amount: Type.Union([Type.String({ minLength: 1, maxLength: 40 }), Type.Number()], {
             description: `More than 0 and at most ${MAX_FUNDING_PI} Pi, at most 7 decimal places ("12.5" or 12.5)`,
@@ -48,7 +51,7 @@ export function ledgerSandboxRoutes(app: FastifyInstance, deps: { ledger: Ledger
           `body/amount must be more than 0 and at most ${MAX_FUNDING_PI}, with at most 7 decimal places.`,
         )
       }
-      return ledger.fund(address, formatAmount(stroops))
+      return ledgers[request.body.network ?? TESTNET].fund(address, formatAmount(stroops))
     },
   )
 
@@ -59,7 +62,8 @@ export function ledgerSandboxRoutes(app: FastifyInstance, deps: { ledger: Ledger
       schema: {
         ...common,
         operationId: 'sandboxCheckLedger',
-        summary: 'Check the ledger invariants: balances = funded - fees burned, none negative',
+        summary: "Check a network's ledger invariants: balances = funded - fees burned, none negative",
+        querystring: Type.Object({ network: Type.Optional(Network) }),
         response: {
           200: Type.Object({
             total_balances: Type.String(),
@@ -75,8 +79,8 @@ export function ledgerSandboxRoutes(app: FastifyInstance, deps: { ledger: Ledger
         },
       },
     },
-    async () => {
-      const check = await ledger.checkInvariants()
+    async (request) => {
+      const check = await ledgers[request.query.network ?? TESTNET].checkInvariants()
       return {
         total_balances: check.totalBalances,
         total_funded: check.totalFunded,

@@ -75,6 +75,8 @@ describe('approving another operator’s issue, in Chromium', () => {
       .innerJoin('ledger_accounts as a', 'a.address', 'u.wallet_address')
       .select('a.balance')
       .where('u.username', '=', names.olga)
+      // Issued π is Pi Network's (docs/ledger.md, "Two networks"): the user's Testnet account has none of it.
+      .where('a.network', '=', 'Pi Network')
       .executeTakeFirstOrThrow()
     assert.equal(Number(paid.balance), 1500)
     // No script error; the signed-out page's first GET /account is the browser's note of a 401.

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict'
 import { afterEach } from 'node:test'
 import { Account, Asset, Keypair, Memo, Operation, TransactionBuilder, type xdr } from '@stellar/stellar-base'
+import type { LedgerNetwork } from '../../src/ledger/networks.js'
 import { json, type TestPlatform } from './platform.js'
 /** The address with its last character changed: the last character carries checksum bits, so any other one breaks it. */
 export function withBadChecksum(address: string): string {
@@ -59,12 +60,14 @@ export interface PaymentOptions {
   ops?: xdr.Operation[]
 }
 
-/** After every test of the enclosing suite: Test Pi is only created by funding and destroyed by fees, whatever a test did. */
+/** After every test of the enclosing suite: on each network, Test Pi is only created by funding and destroyed by fees, whatever a test did. */
 export function checkLedgerAfterEach(platform: TestPlatform): void {
   afterEach(async () => {
-    const check = await platform.app.inject({ method: 'GET', url: '/sandbox/ledger/check' })
-    assert.equal(check.statusCode, 200)
-    assert.equal(json(check).ok, true, `ledger invariants broken: ${check.body}`)
+    for (const network of ['Pi Testnet', 'Pi Network']) {
+      const check = await platform.app.inject({ method: 'GET', url: `/sandbox/ledger/check?network=${encodeURIComponent(network)}` })
+      assert.equal(check.statusCode, 200)
+      assert.equal(json(check).ok, true, `${network}: ledger invariants broken: ${check.body}`)
+    }
   })
 }
 
@@ -112,14 +115,15 @@ export function ledgerClient(platform: TestPlatform) {
 
   const hashOf = (envelope: string, network = 'Pi Testnet') => TransactionBuilder.fromXDR(envelope, network).hash().toString('hex')
 
-  async function fund(address: string, amount: string | number) {
-    return platform.app.inject({ method: 'POST', url: '/sandbox/ledger/fund', payload: { address, amount } })
+  /** Test Pi on `network`'s ledger (Pi Testnet when absent). */
+  async function fund(address: string, amount: string | number, network?: LedgerNetwork) {
+    return platform.app.inject({ method: 'POST', url: '/sandbox/ledger/fund', payload: { address, amount, network } })
   }
 
-  /** A fresh funded keypair: its own account, so tests never share a sequence. */
-  async function funded(amount = '100'): Promise<Keypair> {
+  /** A fresh funded keypair: its own account (on `network`'s ledger), so tests never share a sequence. */
+  async function funded(amount = '100', network?: LedgerNetwork): Promise<Keypair> {
     const key = Keypair.random()
-    const response = await fund(key.publicKey(), amount)
+    const response = await fund(key.publicKey(), amount, network)
     assert.equal(response.statusCode, 200, response.body)
     return key
   }

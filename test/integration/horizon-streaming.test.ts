@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import { Agent, fetch } from 'undici'
 import { streamLimits } from '../../src/config.js'
-import { TIP_CHANNEL_SQL } from '../../src/ledger/ledger-tip.js'
+import { networkStorage } from '../../src/ledger/networks.js'
 import { afterLedgerToken } from '../../src/ledger/paging-tokens.js'
 import { pay } from '../helpers/ledger.js'
 import { startNodes } from '../helpers/nodes.js'
@@ -256,7 +256,9 @@ describe('ledger streaming: the LISTEN connection', {
       const [source, target] = [await funded(platform), await funded(platform)]
       const stream = await openSse(`${base}/ledger/transactions?cursor=now`)
       assert.equal((await stream.next()).event, 'open')
-      const { rows } = await sql.raw<{ channel: string }>(`select ${TIP_CHANNEL_SQL} as channel`).execute(platform.db)
+      const { rows } = await sql
+        .raw<{ channel: string }>(`select ${networkStorage('Pi Testnet').tipChannelSql} as channel`)
+        .execute(platform.db)
       const listening = `listen "${rows[0]?.channel}"`
       const listeners = async () =>
         (await sql<{ pid: number }>`select pid from pg_stat_activity where query = ${listening}`.execute(platform.db)).rows

@@ -89,6 +89,7 @@ describe(`the ledger closer (${TEST_DB})`, () => {
   it('a batch runs the same statements whatever its size', async () => {
     const counter = statementCounter()
     const ledger = ledgerServiceFactory({
+      network: 'Pi Testnet',
       db: platform.db.withPlugin(counter.plugin),
       clock: platform.clock,
       closer: { maxBatch: 256, maxWaitMs: 150, maxQueue: 4096 },
@@ -215,6 +216,7 @@ describe(`the ledger closer's bounds (${TEST_DB})`, () => {
 
   it('a per-transaction hook that refuses one transaction of a batch: the others commit, it does not', async () => {
     const ledger = ledgerServiceFactory({
+      network: 'Pi Testnet',
       db: platform.db,
       clock: platform.clock,
       closer: { maxBatch: 256, maxWaitMs: 100, maxQueue: 100 },

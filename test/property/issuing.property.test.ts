@@ -208,9 +208,13 @@ describe('the supply invariant (property)', () => {
   })
 })
 
+/** The wallet's π: its balance on Pi Network, where operators issue (/ledger reads Pi Testnet's). */
 async function ledgerBalance(platform: TestPlatform, address: string): Promise<number> {
-  const response = await platform.app.inject({ method: 'GET', url: `/ledger/accounts/${address}` })
-  if (response.statusCode !== 200) return 0
-  const body = response.json() as { balances: Array<{ balance: string; asset_type: string }> }
-  return Number(body.balances.find((b) => b.asset_type === 'native')?.balance ?? '0')
+  const row = await platform.db
+    .selectFrom('ledger_accounts')
+    .select((eb) => eb.cast<string>('balance', 'text').as('balance'))
+    .where('network', '=', 'Pi Network')
+    .where('address', '=', address)
+    .executeTakeFirst()
+  return Number(row?.balance ?? '0')
 }

@@ -130,12 +130,15 @@ describe('the ledger under hostile transactions (property)', () => {
     platform = await startPlatform()
     for (let i = 0; i < 4; i++) {
       const key = Keypair.random()
-      const response = await platform.app.inject({
-        method: 'POST',
-        url: '/sandbox/ledger/fund',
-        payload: { address: key.publicKey(), amount: '1000000' },
-      })
-      assert.equal(response.statusCode, 200, response.body)
+      // An account on each network: a transaction is signed under either passphrase (docs/ledger.md, "Two networks").
+      for (const network of ['Pi Testnet', 'Pi Network']) {
+        const response = await platform.app.inject({
+          method: 'POST',
+          url: '/sandbox/ledger/fund',
+          payload: { address: key.publicKey(), amount: '1000000', network },
+        })
+        assert.equal(response.statusCode, 200, response.body)
+      }
       funded.push(key)
     }
     watch = new StateWatch(platform.db)

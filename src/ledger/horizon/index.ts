@@ -35,10 +35,19 @@ export interface HorizonOptions {
   streams: StreamHub
   /** The faucet behind GET /friendbot (friendbot.ts); none: no /friendbot. */
   friendbot?: Friendbot | undefined
+  /** The base of every link (`PLINTH_PUBLIC_URL/ledger` when absent): a network's own origin when served there (origins.ts). */
+  linkBase?: string
+  /** Left out of the OpenAPI document: the same routes as /ledger's, at a network's own origin. */
+  hidden?: boolean
 }
 
 export async function horizonRoutes(app: FastifyInstance, options: HorizonOptions): Promise<void> {
   const { ledger, clock, publicUrl, version } = options
+  if (options.hidden === true) {
+    app.addHook('onRoute', (route) => {
+      route.schema = { ...route.schema, hide: true }
+    })
+  }
 
   // stellar-sdk takes the server's time from Horizon's Date header (fetchTimebounds): make it
   // the platform clock's, so time bounds agree with the ledger after the sandbox moves time.
@@ -72,7 +81,7 @@ export async function horizonRoutes(app: FastifyInstance, options: HorizonOption
     r: app.withTypeProvider<TypeBoxTypeProvider>(),
     ledger,
     clock,
-    links: horizonLinks(`${publicUrl}/ledger`),
+    links: horizonLinks(options.linkBase ?? `${publicUrl}/ledger`),
     scopes: scopes(ledger),
     streams: options.streams,
     version,

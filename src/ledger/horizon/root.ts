@@ -64,7 +64,7 @@ export function rootRoutes(ctx: HorizonContext): void {
         history_latest_ledger_closed_at: latest.closedAt === null ? null : isoSeconds(latest.closedAt),
         history_elder_ledger: sequence === 0 ? 0 : 1,
         core_latest_ledger: sequence,
-        network_passphrase: 'Pi Testnet',
+        network_passphrase: ledger.network,
         current_protocol_version: PROTOCOL_VERSION,
         supported_protocol_version: PROTOCOL_VERSION,
         core_supported_protocol_version: PROTOCOL_VERSION,

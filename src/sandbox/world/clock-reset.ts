@@ -3,7 +3,7 @@ import { adsRepo } from '../../ads/ads-repo.js'
 import type { PlatformClock } from '../../clock/clock.js'
 import { clockResetRepo } from '../../clock/clock-repo.js'
 import type { DB } from '../../db/schema.js'
-import { paymentsRepo } from '../../payments/payments-repo.js'
+import { paymentApprovalRepo } from '../../payments/payment-approval-repo.js'
 
 export interface ClockResetDeps {
   db: Kysely<DB>
@@ -29,7 +29,7 @@ export function clockResetFactory(deps: ClockResetDeps) {
     const reading = await db.transaction().execute(async (trx) => {
       const offsetMs = await clockResetRepo(trx).lockOffsetMs()
       if (offsetMs === 0) return clockResetRepo(trx).reset()
-      const payments = paymentsRepo(trx)
+      const payments = paymentApprovalRepo(trx)
       await payments.expireApproval('all', deps.approvalWindowMs)
       await payments.shiftPendingApprovals(offsetMs)
       await adsRepo(trx).settleDueAndShift(offsetMs)

@@ -4,7 +4,7 @@ import type { Clock } from '../../clock/clock.js'
 import type { DB } from '../../db/schema.js'
 import { inTransaction } from '../../db/transaction.js'
 import { identityServiceFactory } from '../../identity/identity-service.js'
-import { ledgerServiceFactory } from '../../ledger/ledger-service.js'
+import { networkLedgers } from '../../ledger/network-ledgers.js'
 import { ledgerWallets } from '../../ledger/wallets.js'
 import { decryptSecret, encryptSecret } from '../../lib/crypto.js'
 
@@ -50,7 +50,7 @@ export async function seedDemo(db: Kysely<DB>, deps: { clock: Clock; secretKey: 
       return JSON.parse(row.value) as DemoInfo
     }
 
-    const wallets = ledgerWallets(ledgerServiceFactory({ db: trx, clock: deps.clock }))
+    const wallets = ledgerWallets(networkLedgers({ db: trx, clock: deps.clock }))
     const apps = appsServiceFactory({ db: trx, clock: deps.clock, wallets })
     const identity = identityServiceFactory({
       db: trx,

@@ -40,6 +40,8 @@ export const TRANSIENT_TABLES: ReadonlySet<string> = new Set(['credential_events
  */
 const STANDALONE_SEQUENCES: Readonly<Record<string, { table: string; column: string }>> = {
   ledger_numbers: { table: 'ledger_transactions', column: 'ledger' },
+  // Pi Network's (migration 0029): saved from the same column, the highest number of both networks (a gap, never a number drawn twice).
+  ledger_numbers_mainnet: { table: 'ledger_transactions', column: 'ledger' },
 }
 
 export interface SavedSequence {

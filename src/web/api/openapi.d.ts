@@ -511,6 +511,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/account/wallet/transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your wallet's ledger transactions on one network, newest first (at most 15) */
+        get: operations["accountWalletTransactions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -2485,7 +2502,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Check the ledger invariants: balances = funded - fees burned, none negative */
+        /** Check a network's ledger invariants: balances = funded - fees burned, none negative */
         get: operations["sandboxCheckLedger"];
         put?: never;
         post?: never;
@@ -2504,7 +2521,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Grant test Pi to a ledger account, creating the account if it does not exist */
+        /** Grant test Pi to a ledger account on a network, creating the account if it does not exist */
         post: operations["sandboxFundAccount"];
         delete?: never;
         options?: never;
@@ -3215,8 +3232,10 @@ export interface operations {
                         username: string;
                         wallet: {
                             address: string;
-                            /** @description Pi, 7 decimals */
+                            /** @description π on Pi Network (Mainnet), 7 decimals */
                             balance: string;
+                            /** @description test-π on Pi Testnet (the faucet pays it), 7 decimals */
+                            testnet_balance: string;
                         };
                     };
                 };
@@ -3294,6 +3313,8 @@ export interface operations {
                             description: string;
                             icon: string | null;
                             name: string;
+                            /** @description The app's network: its payments, and the balance the platform page shows while it is open */
+                            network: "Pi Network" | "Pi Testnet";
                             url: string;
                         }[];
                     };
@@ -6436,6 +6457,84 @@ export interface operations {
             };
             /** @description The platform error shape */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    accountWalletTransactions: {
+        parameters: {
+            query?: {
+                /** @description The network whose ledger is read; Pi Network (where a person's π is) when left out */
+                network?: "Pi Network" | "Pi Testnet";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        transactions: {
+                            /** @description ISO 8601 UTC */
+                            created_at: string;
+                            hash: string;
+                            memo: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13530,10 +13629,30 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Each network balances */
                         balanced: boolean;
                         differs: ("issued" | "balances_and_fees" | "audit")[];
                         mismatched_accounts: number;
                         negative_balances: number;
+                        /** @description Each network’s supply check (docs/operators.md, "The ledger check") */
+                        networks: {
+                            balanced: boolean;
+                            differs: ("issued" | "balances_and_fees" | "audit")[];
+                            mismatched_accounts: number;
+                            negative_balances: number;
+                            network: "Pi Testnet" | "Pi Network";
+                            /** @description Pi the audit log’s issue and faucet records minted (their amounts and fees) */
+                            total_audited: string;
+                            total_balances: string;
+                            /** @description Of total_audited, what the faucet’s records minted (test-π) */
+                            total_faucet: string;
+                            /** @description Pi burnt by fees */
+                            total_fees: string;
+                            /** @description Pi the ledger funded: the supply */
+                            total_issued: string;
+                            /** @description Of total_issued, counted in total_audited: what migration 0029 funded for money that crossed networks */
+                            total_split: string;
+                        }[];
                         /** @description Pi the audit log’s issue and faucet records minted (their amounts and fees) */
                         total_audited: string;
                         total_balances: string;
@@ -23126,7 +23245,10 @@ export interface operations {
     };
     sandboxCheckLedger: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Pi Testnet when absent */
+                network?: "Pi Testnet" | "Pi Network";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -23214,6 +23336,8 @@ export interface operations {
                     address: string;
                     /** @description More than 0 and at most 1000000 Pi, at most 7 decimal places ("12.5" or 12.5) */
                     amount: string | number;
+                    /** @description Pi Testnet when absent */
+                    network?: "Pi Testnet" | "Pi Network";
                 };
             };
         };

@@ -27,7 +27,7 @@ import './page-focus.js'
 import { byId, show, showError } from '../../web/ui/dom.js'
 import { createPortal } from './portal/portal-panel.js'
 import { createSignIn } from './sign-in.js'
-import { createWallet, nativeBalance } from './wallet/wallet-panel.js'
+import { createWallet, networkInUse } from './wallet/wallet-panel.js'
 
 /**
  * @typedef {import('./types').PageUser} PageUser
@@ -239,11 +239,11 @@ async function openAppById(appId, url, subroute) {
   // In production an app opens only at its registered URL: its origin is the only one the access token goes to.
   const target = (production() ? undefined : url) || app.url
   if (!target) throw new Error(`${app.name} has no URL: enter the URL its frontend is served at.`)
-  openApp({ app_id: app.app_id, name: app.name, url: target }, subroute, url ? { url } : {})
+  openApp({ app_id: app.app_id, name: app.name, url: target, network: app.network }, subroute, url ? { url } : {})
 }
 
 /**
- * @param {{ app_id: string, name: string, url: string | null }} app
+ * @param {{ app_id: string, name: string, url: string | null, network: string }} app
  * @param {string} [subroute]
  * @param {{ url?: string }} [extraUrlState]
  */
@@ -271,7 +271,7 @@ function openApp(app, subroute, extraUrlState = {}) {
   }
   bridge.reset()
   state.frameAuth = undefined
-  state.app = { app_id: app.app_id, name: app.name, url: url.href, origin: url.origin }
+  state.app = { app_id: app.app_id, name: app.name, url: url.href, origin: url.origin, network: app.network }
   byId('app-name').textContent = app.name
   byId('app-origin').textContent = url.origin
   setStatus('Loading the app…')
@@ -283,6 +283,8 @@ function openApp(app, subroute, extraUrlState = {}) {
   markTab(undefined)
   // The keyboard goes on in the app (Tab walks into its page), not back at the top of this one.
   frame.focus()
+  // The wallet shows the open app's network's balance.
+  wallet.refresh()
 }
 
 function closeApp({ quiet = false } = {}) {
@@ -292,6 +294,7 @@ function closeApp({ quiet = false } = {}) {
   frame.removeAttribute('src')
   setUrl({ app: undefined, url: undefined, path: undefined })
   if (!quiet) showPicker()
+  if (state.user !== undefined) wallet.refresh()
 }
 
 byId('back-button').addEventListener('click', () => closeApp())
@@ -353,6 +356,8 @@ const wallet = createWallet({
   payments: (/** @type {PageUser} */ user, /** @type {{ background?: boolean }} */ options) => api.payments(user, options),
   ledgerUrl: (/** @type {string} */ kind, /** @type {string} */ id) => api.ledgerUrl(kind, id),
   production,
+  // The open app's network, or the mode's with none open (wallet/wallet-panel.js).
+  network: () => networkInUse(state.app, production()),
 })
 const centre = createNotificationCentre({
   user: () => state.user,
@@ -420,7 +425,8 @@ const flows = createFlows({
     return state.platform.payment_step_up_amount
   },
   // Asked only in a payment dialog, which only a signed-in person opens.
-  balance: () => nativeBalance(/** @type {PageUser} */ (state.user).wallet_address),
+  // The open app's network's balance: the one its payments are paid from.
+  balance: () => wallet.balance(),
   refreshWallet: () => wallet.refresh(),
   refreshNotifications: () => centre.refresh(),
   setStatus,
@@ -451,9 +457,11 @@ const bridge = createBridge({
 
 // The page's polls are background requests: they never keep an idle session alive. In production
 // the centre's read of /account is also how an ended session is noticed within one interval.
-setInterval(() => {
+setInterval(async () => {
   if (state.user === undefined || document.visibilityState !== 'visible') return
-  centre.refresh({ background: true })
+  await centre.refresh({ background: true })
+  // The centre's refusal ended the session: the wallet asks nothing more (it reads /account too).
+  if (state.user === undefined) return
   // A fallback: the wallet follows the ledger's stream of the user's transactions (wallet/wallet-panel.js).
   wallet.refresh({ background: true })
 }, tuning.refreshMs)

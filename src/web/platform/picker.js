@@ -38,7 +38,11 @@ export function createPicker(ctx) {
                     ? h('strong', {}, app.name)
                     : h(
                         'button',
-                        { type: 'button', class: 'link', onclick: () => ctx.openApp({ app_id: app.app_id, name: app.name, url: app.url }) },
+                        {
+                          type: 'button',
+                          class: 'link',
+                          onclick: () => ctx.openApp({ app_id: app.app_id, name: app.name, url: app.url, network: app.network }),
+                        },
                         h('strong', {}, app.name),
                       ),
                   h('span', { class: 'muted' }, ` ${app.url ?? 'no URL: enter one below'}`),
@@ -50,7 +54,7 @@ export function createPicker(ctx) {
                     type: 'button',
                     'aria-label': `Open ${app.name}`,
                     disabled: app.url === null,
-                    onclick: () => ctx.openApp({ app_id: app.app_id, name: app.name, url: app.url }),
+                    onclick: () => ctx.openApp({ app_id: app.app_id, name: app.name, url: app.url, network: app.network }),
                   },
                   'Open',
                 ),

@@ -8,6 +8,8 @@ export interface AppListing {
   url: string | null
   icon?: string | null
   description?: string | null
+  /** Its network, Pi Network or Pi Testnet (docs/ledger.md, "Two networks"). */
+  network: string
 }
 
 /** What the page knows of the platform (its own file ui/platform.json, not an API route: src/web/sandbox-page-routes.ts). */
@@ -36,7 +38,11 @@ export interface OpenedApp {
   name: string
   url: string
   origin: string
+  /** Its network: its payments are paid from the user's balance there (docs/ledger.md, "Two networks"). */
+  network: string
 }
+
+export type Network = 'Pi Network' | 'Pi Testnet'
 
 /** Shows an error in `element`, or asks for the admin token when that was the problem (main.js). */
 export type FailIn = (element: HTMLElement) => (error: unknown) => void
@@ -48,7 +54,7 @@ export interface PickerContext {
   setUrl(changes: Record<string, string | undefined>): void
   failIn: FailIn
   listApps(): Promise<AppListing[]>
-  openApp(app: { app_id: string; name: string; url: string | null }): void
+  openApp(app: { app_id: string; name: string; url: string | null; network: string }): void
   openAppById(appId: string, url?: string): Promise<void>
 }
 

@@ -55,12 +55,12 @@ export const SQL_CHECKS: SqlCheck[] = [
             <> (select coalesce(sum(amount), 0) from ledger_fundings) - (select coalesce(sum(fee_charged), 0) from ledger_transactions) / 10000000.0`,
   },
   {
-    name: 'every account balance = fundings + received - sent - fees',
-    sql: `select a.address from ledger_accounts a where a.balance <>
-              coalesce((select sum(f.amount) from ledger_fundings f where f.address = a.address), 0)
-            + coalesce((select sum(o.amount) from ledger_operations o where o."to" = a.address), 0)
-            - coalesce((select sum(o.amount) from ledger_operations o where o."from" = a.address), 0)
-            - coalesce((select sum(t.fee_charged) from ledger_transactions t where t.source_account = a.address), 0) / 10000000.0`,
+    name: 'every account balance = fundings + received - sent - fees, on its network',
+    sql: `select a.address, a.network from ledger_accounts a where a.balance <>
+              coalesce((select sum(f.amount) from ledger_fundings f where f.address = a.address and f.network = a.network), 0)
+            + coalesce((select sum(o.amount) from ledger_operations o where o."to" = a.address and o.network = a.network), 0)
+            - coalesce((select sum(o.amount) from ledger_operations o where o."from" = a.address and o.network = a.network), 0)
+            - coalesce((select sum(t.fee_charged) from ledger_transactions t where t.source_account = a.address and t.network = a.network), 0) / 10000000.0`,
   },
   {
     name: 'every ledger transaction has its operations',

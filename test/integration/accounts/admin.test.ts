@@ -131,7 +131,10 @@ describe('the operator’s commands (service)', () => {
     await refused(admin().issue({ target: broken.username, amount: '5', reason: 'to a broken wallet' }), 'transaction_failed')
     assert.deepEqual(await supplySnapshot(platform.db), before, 'no funding, no balance, no transaction, no record')
     // A leftover of 5 in the issuing account, as a refusal left it before: 3 is less, so nothing new is minted.
-    await ledgerServiceFactory({ db: platform.db, clock: platform.clock }).fund(await issuerAddress(platform.db), '5')
+    await ledgerServiceFactory({ network: 'Pi Network', db: platform.db, clock: platform.clock }).fund(
+      await issuerAddress(platform.db),
+      '5',
+    )
     const funded = (await supplySnapshot(platform.db))?.funded
     const issued = await admin().issue({ target: user.username, amount: '3', reason: 'from what the issuer holds' })
     assert.equal((await supplySnapshot(platform.db))?.funded, funded)
@@ -208,7 +211,7 @@ describe(`plinth admin, spawned (${TEST_DB})`, () => {
 
     const books = await run(['ledger', 'check', '--json'])
     assert.equal(books.code, 0, books.stderr)
-    assert.deepEqual(JSON.parse(books.stdout), {
+    const mainnet = {
       total_issued: '251.5000200',
       total_balances: '251.5000000',
       total_fees: '0.0000200',
@@ -218,13 +221,25 @@ describe(`plinth admin, spawned (${TEST_DB})`, () => {
       mismatched_accounts: 0,
       differs: [],
       balanced: true,
+    }
+    // Operators issue π on Pi Network; Pi Testnet holds nothing yet (docs/operators.md, "The ledger check").
+    const none = { ...mainnet, total_issued: '0.0000000', total_balances: '0.0000000', total_fees: '0.0000000', total_audited: '0.0000000' }
+    assert.deepEqual(JSON.parse(books.stdout), {
+      ...mainnet,
+      networks: [
+        { network: 'Pi Testnet', ...none, total_split: '0.0000000' },
+        { network: 'Pi Network', ...mainnet, total_split: '0.0000000' },
+      ],
     })
     // Money minted without an issue record (what a refused issue did before the issue was one transaction): the books
     // still balance, and the check names the audit log as the figure that differs (exit 1).
     const minting = await setup.sql()
     try {
-      await minting.query(`update ledger_accounts set balance = balance + 20000 where address = $1`, [created.wallet.address])
-      await minting.query(`insert into ledger_fundings (address, amount, created_at) values ($1, 20000, now())`, [created.wallet.address])
+      const on = `network = 'Pi Network'`
+      await minting.query(`update ledger_accounts set balance = balance + 20000 where ${on} and address = $1`, [created.wallet.address])
+      await minting.query(`insert into ledger_fundings (network, address, amount, created_at) values ('Pi Network', $1, 20000, now())`, [
+        created.wallet.address,
+      ])
     } finally {
       await minting.close()
     }

@@ -5,14 +5,12 @@
  */
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { readdir } from 'node:fs/promises'
-import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { fileURLToPath } from 'node:url'
-import { type Kysely, type Migration, Migrator, sql } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import { migrateToLatest } from '../../../src/db/migrate.js'
 import type { DB } from '../../../src/db/schema.js'
 import { accountBrowser, adminOf, GOOD_PASSWORD, signedUp } from '../../helpers/accounts.js'
+import { migrateDownToBefore } from '../../helpers/migrations.js'
 import { startPlatform, TEST_DB, type TestPlatform, usePlatform } from '../../helpers/platform.js'
 import { type BackendSetup, runPlinthCli, setUpBackend } from '../../helpers/server-process.js'
 
@@ -180,26 +178,6 @@ describe(`the audit chain's head, kept outside the database (${TEST_DB})`, () =>
     assert.equal((await accountBrowser(app).call('GET', '/operator/audit/head')).status, 401)
   })
 })
-
-/** Runs the `down` of `name` and of every migration after it (the database as a release before `name` left it). */
-async function migrateDownToBefore(db: Kysely<unknown>, schema: string | undefined, name: string): Promise<void> {
-  // The migrations as this test runs: compiled (.js, beside their .ts in the test mirror) or as TypeScript (tsx).
-  const folder = new URL('../../../src/db/migrations/', import.meta.url)
-  const extension = path.extname(fileURLToPath(import.meta.url))
-  const files = (await readdir(folder)).filter((file) => file.endsWith(extension) && !file.endsWith(`.d${extension}`))
-  const migrations: Record<string, Migration> = {}
-  for (const file of files) migrations[path.basename(file, extension)] = (await import(new URL(file, folder).href)) as Migration
-  const names = Object.keys(migrations).sort()
-  const before = names[names.indexOf(name) - 1]
-  assert.ok(before !== undefined && names.includes(name))
-  const migrator = new Migrator({
-    db,
-    provider: { getMigrations: async () => migrations },
-    ...(schema === undefined ? {} : { migrationTableSchema: schema }),
-  })
-  const { error } = await migrator.migrateTo(before)
-  if (error !== undefined) throw error
-}
 
 describe(`re-keying a chain written before migration 0021 (${TEST_DB})`, () => {
   const platform = usePlatform({ mode: 'production' })

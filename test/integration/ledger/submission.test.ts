@@ -40,8 +40,10 @@ describe('the ledger, in sandbox and in production mode', () => {
       })
 
       it('a transaction signed under Pi Network applies and records that network', async () => {
-        const from = await funded()
-        const to = await funded()
+        // /ledger reads Pi Testnet's accounts (docs/ledger.md, "Two networks"): the sender's sequence is read there.
+        const from = await funded('100', 'Pi Network')
+        assert.equal((await fund(from.publicKey(), '100')).statusCode, 200)
+        const to = await funded('100', 'Pi Network')
         const envelope = await build({ from, to: to.publicKey(), network: 'Pi Network' })
         const response = await submit(envelope)
         assert.equal(response.statusCode, 200, response.body)
@@ -280,13 +282,14 @@ describe('the ledger, in sandbox and in production mode', () => {
         const from = await funded()
         const to = await funded()
         const refusing = ledgerServiceFactory({
+          network: 'Pi Testnet',
           db: platform.db,
           clock: platform.clock,
           onTransactionApplied: async () => {
             throw new Error('rolled back')
           },
         })
-        const plain = ledgerServiceFactory({ db: platform.db, clock: platform.clock })
+        const plain = ledgerServiceFactory({ network: 'Pi Testnet', db: platform.db, clock: platform.clock })
         const first = await plain.submit(await build({ from, to: to.publicKey(), amount: '1' }))
         await assert.rejects(refusing.submit(await build({ from, to: to.publicKey(), amount: '1' })), /rolled back/)
         const next = await plain.submit(await build({ from, to: to.publicKey(), amount: '1' }))
@@ -301,6 +304,7 @@ describe('the ledger, in sandbox and in production mode', () => {
         const seen: Array<{ tx: AppliedTransaction; queued: boolean; closed: boolean; balance: string | undefined }> = []
         const closed: string[] = []
         const ledger = ledgerServiceFactory({
+          network: 'Pi Testnet',
           db: platform.db,
           clock: platform.clock,
           onTransactionApplied: async (trx, tx) => {
@@ -350,6 +354,7 @@ describe('the ledger, in sandbox and in production mode', () => {
         const from = await funded()
         const to = await funded()
         const ledger = ledgerServiceFactory({
+          network: 'Pi Testnet',
           db: platform.db,
           clock: platform.clock,
           onTransactionApplied: async () => {
@@ -363,7 +368,7 @@ describe('the ledger, in sandbox and in production mode', () => {
         assert.equal(await ledger.getTransaction(hashOf(envelope)), undefined)
         assert.deepEqual(await ledger.getOperations(hashOf(envelope)), [])
         // The same envelope applies once the hook lets it.
-        const plain = ledgerServiceFactory({ db: platform.db, clock: platform.clock })
+        const plain = ledgerServiceFactory({ network: 'Pi Testnet', db: platform.db, clock: platform.clock })
         assert.equal((await plain.submit(envelope)).hash, hashOf(envelope))
       })
 
@@ -371,6 +376,7 @@ describe('the ledger, in sandbox and in production mode', () => {
         const from = await funded()
         const to = await funded()
         const ledger = ledgerServiceFactory({
+          network: 'Pi Testnet',
           db: platform.db,
           clock: platform.clock,
           onTransactionApplied: async () => {

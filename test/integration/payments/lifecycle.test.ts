@@ -19,13 +19,14 @@ describe('payments', () => {
     sb = sandbox(platform.app)
   })
   /** The payments service as app.ts wires it, over the given ledger (signing with the scene's user's seed). */
-  const paymentsOver = (s: PaymentScene, ledger: Parameters<typeof paymentsLedger>[0]) =>
+  /** The scene's app is on Pi Testnet: its payments use that ledger. */
+  const paymentsOver = (s: PaymentScene, ledger: Parameters<typeof paymentsLedger>[0]['Pi Testnet']) =>
     paymentsServiceFactory({
       db: platform.db,
       clock: platform.clock,
       publicUrl: 'http://plinth.test',
       approvalWindowMs: 60_000,
-      ledger: paymentsLedger(ledger),
+      ledger: paymentsLedger({ 'Pi Testnet': ledger, 'Pi Network': ledger }),
       userSeed: async () => s.user.wallet.seed,
     })
   /** The access token principal of a scene's user, for calling the payments service directly. */
@@ -299,6 +300,7 @@ describe('payments', () => {
         },
       })
       const ledger = ledgerServiceFactory({
+        network: 'Pi Testnet',
         db: platform.db,
         clock: platform.clock,
         hook: linkPayments(platform.clock),

@@ -12,7 +12,7 @@ import { sql } from 'kysely'
 import type { DB } from '../../../src/db/schema.js'
 import { adminOf, signedUp } from '../../helpers/accounts.js'
 import { assertError } from '../../helpers/payments-client.js'
-import { usePlatform } from '../../helpers/platform.js'
+import { startPlatform, usePlatform } from '../../helpers/platform.js'
 import { supplySnapshot } from '../../helpers/supply.js'
 
 /** What a refused faucet request must leave as it was: the supply, and the faucet's records and accounts. */
@@ -90,7 +90,12 @@ describe('the faucet in production', () => {
     const own = await user.call('POST', '/account/faucet', {})
     assert.equal(own.status, 200, JSON.stringify(own.body))
     assert.equal(own.body.network, 'Pi Testnet')
-    assert.equal(((await user.call('GET', '/account')).body.wallet as { balance: string }).balance, '25.0000000')
+    // Test-π on Pi Testnet only: the wallet's π on Pi Network is untouched (docs/ledger.md, "Two networks").
+    assert.deepEqual((await user.call('GET', '/account')).body.wallet as { balance: string; testnet_balance: string }, {
+      address: (own.body as { address: string }).address,
+      balance: '0.0000000',
+      testnet_balance: '25.0000000',
+    })
     for (let i = 0; i < 2; i++)
       assert.equal((await user.call('POST', '/account/faucet', { addr: Keypair.random().publicKey() })).status, 200)
     const other = await signedUp(app)
@@ -130,17 +135,45 @@ describe('the faucet in the sandbox', () => {
   })
 })
 
-// Until the ledger is split per network (#39), test-π paid in production would be the same money
-// operators issue: the faucet is off unless the operator sets PLINTH_FAUCET_DAILY_PER_ADDRESS.
+// The faucet's test-π is Pi Testnet's own money (docs/ledger.md, "Two networks"): on by default in
+// production, 3 payments an address a day; PLINTH_FAUCET_DAILY_PER_ADDRESS=0 turns it off.
 describe('the faucet in production with the default settings', () => {
   const platform = usePlatform({ mode: 'production' })
 
-  it('is off: friendbot refuses with the setting that turns it on, and nothing moves', async () => {
+  it('is on: pays test-π on Pi Testnet only, three times an address a day, and each network balances', async () => {
     const address = Keypair.random().publicKey()
+    for (let i = 0; i < 3; i++) {
+      const answer = await platform.app.inject({ method: 'GET', url: `/ledger/friendbot?addr=${address}` })
+      assert.equal(answer.statusCode, 200, answer.body)
+    }
     const before = await faucetSnapshot(platform.db)
-    const answer = await platform.app.inject({ method: 'GET', url: `/ledger/friendbot?addr=${address}` })
-    assert.equal(answer.statusCode, 429, answer.body)
-    assert.match(String(answer.json().detail), /faucet is off.*PLINTH_FAUCET_DAILY_PER_ADDRESS/)
+    const fourth = await platform.app.inject({ method: 'GET', url: `/ledger/friendbot?addr=${address}` })
+    assert.equal(fourth.statusCode, 429, fourth.body)
     assert.deepEqual(await faucetSnapshot(platform.db), before)
+    const accounts = await platform.db
+      .selectFrom('ledger_accounts')
+      .select(['network', (eb) => eb.cast<string>('balance', 'text').as('balance')])
+      .where('address', '=', address)
+      .execute()
+    assert.deepEqual(accounts, [{ network: 'Pi Testnet', balance: '300.0000000' }], 'no account, no π, on Pi Network')
+    const books = await adminOf(platform).ledgerCheck()
+    assert.equal(books.balanced, true, JSON.stringify(books))
+    const testnet = books.networks.find((n) => n.network === 'Pi Testnet')
+    const mainnet = books.networks.find((n) => n.network === 'Pi Network')
+    assert.deepEqual([testnet?.total_faucet, testnet?.total_audited], ['300.0000300', '300.0000300'])
+    assert.deepEqual([mainnet?.total_issued, mainnet?.total_audited], ['0.0000000', '0.0000000'])
+  })
+
+  it('PLINTH_FAUCET_DAILY_PER_ADDRESS=0 turns it off: friendbot refuses with the setting, and nothing moves', async () => {
+    const off = await startPlatform({ mode: 'production', sharing: platform, faucet: { dailyPerAddress: 0 } })
+    try {
+      const before = await faucetSnapshot(platform.db)
+      const answer = await off.app.inject({ method: 'GET', url: `/ledger/friendbot?addr=${Keypair.random().publicKey()}` })
+      assert.equal(answer.statusCode, 429, answer.body)
+      assert.match(String(answer.json().detail), /faucet is off.*PLINTH_FAUCET_DAILY_PER_ADDRESS/)
+      assert.deepEqual(await faucetSnapshot(platform.db), before)
+    } finally {
+      await off.close()
+    }
   })
 })

@@ -63,8 +63,12 @@ describe('issuing across two production processes', { skip: TEST_DB !== 'postgre
         `select (value::jsonb)->>'address' as address from platform_meta where key = 'issuer'`,
       )
       assert.equal(issuer?.address, first.issuer)
-      await access.query(`update ledger_accounts set balance = balance + 3.5 where address = $1`, [issuer?.address])
-      await access.query(`insert into ledger_fundings (address, amount, created_at) values ($1, 3.5, now())`, [issuer?.address])
+      // Production issues real π: the leftover is on Pi Network's ledger (migration 0029), where the issuer's account is.
+      const on = `network = 'Pi Network'`
+      await access.query(`update ledger_accounts set balance = balance + 3.5 where ${on} and address = $1`, [issuer?.address])
+      await access.query(`insert into ledger_fundings (network, address, amount, created_at) values ('Pi Network', $1, 3.5, now())`, [
+        issuer?.address,
+      ])
     } finally {
       await access.close()
     }

@@ -34,7 +34,7 @@ describe('issuing money from the console', () => {
     assert.deepEqual(await supplySnapshot(platform.db), before)
     assert.equal(before?.issuer, '0.0000000', 'an issue mints what it pays and its fee, nothing more')
     const books = await op.call('GET', '/operator/ledger/check')
-    assert.deepEqual(books.body, {
+    const mainnet = {
       total_issued: '150.0000100',
       total_balances: '150.0000000',
       total_fees: '0.0000100',
@@ -44,6 +44,15 @@ describe('issuing money from the console', () => {
       mismatched_accounts: 0,
       differs: [],
       balanced: true,
+    }
+    // Issued π is Pi Network's; Pi Testnet holds nothing (docs/operators.md, "The ledger check").
+    const none = { ...mainnet, total_issued: '0.0000000', total_balances: '0.0000000', total_fees: '0.0000000', total_audited: '0.0000000' }
+    assert.deepEqual(books.body, {
+      ...mainnet,
+      networks: [
+        { network: 'Pi Testnet', ...none, total_split: '0.0000000' },
+        { network: 'Pi Network', ...mainnet, total_split: '0.0000000' },
+      ],
     })
   })
 })
@@ -67,7 +76,12 @@ describe("an app's wallet in production", () => {
     const user = await signedUp(app)
     const to = ((await user.call('GET', '/account')).body.wallet as { address: string }).address
     // Sequence 0: the wallet may have no ledger account yet, which is refused as well as an empty one.
-    const refused = await submitEnvelope(app(), await buildPayment(app(), { seed, to, amount: '1', memo: 'first reward', sequence: '0' }))
+    // A Mainnet app (the portal's default): its payments are signed under Pi Network, where operators issue.
+    const network = 'Pi Network'
+    const refused = await submitEnvelope(
+      app(),
+      await buildPayment(app(), { seed, to, amount: '1', memo: 'first reward', sequence: '0', network }),
+    )
     assert.equal(refused.status, 400, JSON.stringify(refused.body))
     assert.equal(refused.body.type, 'https://stellar.org/horizon-errors/transaction_failed')
     assert.equal(await wallet(), '0.0000000')
@@ -75,7 +89,7 @@ describe("an app's wallet in production", () => {
 
     assert.equal((await op.call('POST', '/operator/issue', { target: appId, amount: '5', reason: 'rewards budget' })).status, 200)
     assert.equal(await wallet(), '5.0000000')
-    const paid = await submitEnvelope(app(), await buildPayment(app(), { seed, to, amount: '1', memo: 'first reward' }))
+    const paid = await submitEnvelope(app(), await buildPayment(app(), { seed, to, amount: '1', memo: 'first reward', network }))
     assert.equal(paid.status, 200, JSON.stringify(paid.body))
     assert.equal(((await user.call('GET', '/account')).body.wallet as { balance: string }).balance, '1.0000000')
   })
@@ -92,7 +106,10 @@ describe('concurrent issues from the console', () => {
     assert.equal((await op.call('POST', '/operator/issue', { target: op.username, amount: '1', reason: 'first' })).status, 200)
     const users = [await signedUp(app), await signedUp(app)]
     // A leftover an earlier version left in the issuing account (a refused issue minted it): new money no record accounts for.
-    await ledgerServiceFactory({ db: platform.db, clock: platform.clock }).fund(await issuerAddress(platform.db), '7')
+    await ledgerServiceFactory({ network: 'Pi Network', db: platform.db, clock: platform.clock }).fund(
+      await issuerAddress(platform.db),
+      '7',
+    )
     const answers = await Promise.all(
       Array.from({ length: 6 }, (_, i) =>
         op.call('POST', '/operator/issue', { target: users[i % 2]?.username, amount: '100', reason: `concurrent ${i}` }),

@@ -216,7 +216,8 @@ describe('the developer portal', () => {
     site.serve(made.app.validation_key)
     assert.equal((await dev.call('POST', `/portal/apps/${made.app.app_id}/verify`)).status, 200)
     const user = await signedUp(app)
-    await admin().issue({ target: user.username, amount: '20', reason: 'test money' })
+    // The app is on Pi Testnet: its user pays in test-π, from the faucet (an operator's issue is π, on Pi Network).
+    assert.equal((await user.call('POST', '/account/faucet', {})).status, 200)
     const consent = await user.call('POST', `/account/apps/${made.app.app_id}/authenticate`, { scopes: ['payments'] })
     const token = String(consent.body.accessToken)
     const uid = String((consent.body.user as { uid: string }).uid)
@@ -331,7 +332,7 @@ describe('the developer portal', () => {
     assert.equal(created.statusCode, 201, created.body)
     // Paid and never completed: the payment the user's next one is refused for.
     const id = String(created.json().identifier)
-    await admin().issue({ target: user.username, amount: '5', reason: 'test money' })
+    assert.equal((await user.call('POST', '/account/faucet', {})).status, 200)
     assert.equal((await post(`/v2/payments/${id}/approve`, `Key ${made.api_key}`, {})).statusCode, 200)
     assert.equal((await user.call('POST', `/account/payments/${id}/pay`)).status, 200)
     const sent = await post('/v2/in_app_notifications/notify', `Key ${made.api_key}`, {

@@ -5,7 +5,7 @@
 
 import { byId, h } from '../../../web/ui/dom.js'
 import { formatLocalTime, formatPi, shortMiddle } from '../../../web/ui/format.js'
-import { call } from '../api.js'
+import { account, call } from '../api.js'
 import { faucetButton } from './faucet-button.js'
 
 const enc = encodeURIComponent
@@ -13,7 +13,7 @@ const enc = encodeURIComponent
 /**
  * @typedef {import('../platform.js').PlatformUser} PlatformUser
  * @typedef {import('../platform.js').Quiet} Quiet
- * @typedef {import('../../api/routes').Answer<'/ledger/accounts/{account_id}/transactions'>['_embedded']['records'][number]} Transaction
+ * @typedef {{ hash: string, memo?: string | null, created_at: string }} Transaction
  * @typedef {{ app_name: string, payment: { memo: string, transaction: { txid: string } | null } }} AppPayment a payment of the user's, with its app's name
  */
 
@@ -21,6 +21,50 @@ const enc = encodeURIComponent
 export async function nativeBalance(address) {
   const account = await call(`/ledger/accounts/${enc(address)}`)
   return account.balances.find((b) => b.asset_type === 'native')?.balance ?? '0'
+}
+
+/**
+ * @typedef {'Pi Network' | 'Pi Testnet'} Network
+ * @typedef {Partial<Record<Network, string>>} Balances the user's balance on each network the page can read
+ */
+
+/**
+ * The user's balances. Production: both networks', from the account API (`wallet.balance` is Pi
+ * Network's, `wallet.testnet_balance` Pi Testnet's). The sandbox: Pi Testnet's, from `/ledger`.
+ * @param {PlatformUser} user
+ * @param {boolean} production
+ * @param {Quiet} [quiet]
+ * @returns {Promise<Balances>}
+ */
+export async function userBalances(user, production, { background = false } = {}) {
+  if (!production) return { 'Pi Testnet': await nativeBalance(user.wallet_address) }
+  const { wallet } = await account('/account', { background })
+  return { 'Pi Network': wallet.balance, 'Pi Testnet': wallet.testnet_balance }
+}
+
+/**
+ * The wallet's newest transactions on `network`: Pi Testnet's from `/ledger` (the sandbox has no
+ * account API), Pi Network's from the account API (`/ledger` is Pi Testnet's Horizon).
+ * @param {Network} network
+ * @param {string} address
+ * @param {Quiet} [quiet]
+ * @returns {Promise<Transaction[]>}
+ */
+async function transactionsOn(network, address, { background = false } = {}) {
+  if (network === 'Pi Testnet') return (await call(`/ledger/accounts/${enc(address)}/transactions?order=desc&limit=15`))._embedded.records
+  return (await account(`/account/wallet/transactions?network=${enc(network)}`, { background })).transactions
+}
+
+/**
+ * The network the page's wallet and payment dialog use: the open app's; with no app open,
+ * production's is Pi Network (where π is real) and the sandbox's Pi Testnet.
+ * @param {{ network: string } | undefined} app
+ * @param {boolean} production
+ * @returns {Network}
+ */
+export function networkInUse(app, production) {
+  if (app !== undefined) return app.network === 'Pi Network' ? 'Pi Network' : 'Pi Testnet'
+  return production ? 'Pi Network' : 'Pi Testnet'
 }
 
 /**
@@ -32,6 +76,7 @@ export async function nativeBalance(address) {
  *   payments(user: PlatformUser, quiet: Quiet): Promise<AppPayment[]>,
  *   ledgerUrl(kind: 'transactions' | 'accounts', id: string): string,
  *   production(): boolean,
+ *   network(): Network,
  * }} ctx
  */
 export function createWallet(ctx) {
@@ -71,9 +116,15 @@ export function createWallet(ctx) {
       return
     }
     try {
-      button.textContent = formatPi(await nativeBalance(user.wallet_address))
+      const balances = await userBalances(user, ctx.production(), { background })
+      const network = ctx.network()
+      const shown = balances[network]
+      button.textContent = shown === undefined ? 'Wallet' : formatPi(shown)
+      button.title = shown === undefined ? '' : `Your balance on ${network}`
     } catch {
       button.textContent = 'Wallet'
+      // Signed out meanwhile (the session ended): the open panel asks nothing more.
+      if (ctx.user() !== user) return
     }
     if (ctx.drawer.kind() === 'wallet') await render({ background })
   }
@@ -124,9 +175,10 @@ export function createWallet(ctx) {
     if (user === undefined) return
     try {
       const address = user.wallet_address
-      const [balance, page, payments] = await Promise.all([
-        nativeBalance(address),
-        call(`/ledger/accounts/${enc(address)}/transactions?order=desc&limit=15`),
+      const network = ctx.network()
+      const [balances, records, payments] = await Promise.all([
+        userBalances(user, ctx.production(), { background }),
+        transactionsOn(network, address, { background }),
         ctx.payments(user, { background }).catch(() => undefined),
       ])
       // Signed out meanwhile (the session ended): nothing of the wallet is drawn.
@@ -140,12 +192,19 @@ export function createWallet(ctx) {
                 // Filtered to the paid ones just above.
                 .map((p) => [/** @type {{ txid: string }} */ (p.payment.transaction).txid, p]),
             )
-      const rows = await Promise.all(page._embedded.records.map((tx) => transactionRow(address, tx, byTxid)))
+      const rows = await Promise.all(records.map((tx) => transactionRow(address, tx, byTxid)))
       ctx.drawer.fill(
         'wallet',
         h('p', { class: 'muted' }, `Your wallet (${user.username})`),
-        h('div', { class: 'balance', 'data-testid': 'wallet-balance' }, formatPi(balance)),
-        h('p', {}, h('a', { class: 'mono', href: ctx.ledgerUrl('accounts', address), target: '_blank', rel: 'noopener' }, address)),
+        balanceRows(balances, network),
+        // /ledger is Pi Testnet's: a Pi Network account has no page there.
+        h(
+          'p',
+          {},
+          network === 'Pi Testnet'
+            ? h('a', { class: 'mono', href: ctx.ledgerUrl('accounts', address), target: '_blank', rel: 'noopener' }, address)
+            : h('span', { class: 'mono' }, address),
+        ),
         faucetButton({ production: ctx.production(), address, paid: () => refresh() }),
         h('h3', {}, 'Transactions'),
         rows.length === 0 ? h('p', { class: 'muted' }, 'None yet.') : rows,
@@ -155,8 +214,38 @@ export function createWallet(ctx) {
     }
   }
 
+  /**
+   * Each network's balance, labelled with its network; the one in use (the open app's) first.
+   * @param {Balances} balances
+   * @param {Network} inUse
+   */
+  const balanceRows = (balances, inUse) =>
+    h(
+      'div',
+      { 'data-testid': 'wallet-balance' },
+      /** @type {Network[]} */ ([inUse, inUse === 'Pi Network' ? 'Pi Testnet' : 'Pi Network'])
+        .filter((network) => balances[network] !== undefined)
+        .map((network) =>
+          h(
+            'div',
+            { class: network === inUse ? 'balance' : 'balance other', 'data-network': network },
+            h('span', { class: 'muted network-name' }, network),
+            ' ',
+            formatPi(/** @type {string} */ (balances[network])),
+          ),
+        ),
+    )
+
   button.addEventListener('click', () => {
     if (ctx.drawer.toggle('wallet', 'Wallet')) render()
   })
-  return { refresh }
+
+  /** The signed-in user's balance on the network in use: what the open app's payments are paid from. */
+  async function balance() {
+    const network = ctx.network()
+    const found = (await userBalances(/** @type {PlatformUser} */ (ctx.user()), ctx.production()))[network]
+    if (found === undefined) throw new Error(`No balance on ${network} here`)
+    return found
+  }
+  return { refresh, balance }
 }
