@@ -12,14 +12,7 @@ import { PaymentStateSchema } from '../payments/payment-dto.js'
 import { curlCommand } from '../request-log/curl.js'
 import type { RequestLog } from '../request-log/request-log.js'
 import { requestLogRepo } from '../request-log/request-log-repo.js'
-import {
-  EXPORT_COLUMNS,
-  EXPORT_IDS,
-  exportedEntries,
-  getRequest,
-  RequestLogEntry,
-  RequestLogFilters,
-} from '../request-log/request-log-routes.js'
+import { getRequest, RequestLogEntry, RequestLogFilters, sendRequestsExport } from '../request-log/request-log-routes.js'
 import { flatPayment, PAYMENT_COLUMNS, PAYMENT_IDS } from '../views/payment-export.js'
 import { paymentFilterQuery } from '../views/payment-filter-query.js'
 import type { PaymentViewsService } from '../views/payment-views-service.js'
@@ -232,22 +225,7 @@ export function portalToolsRoutes(
     async (request, reply) => {
       await member(request)
       const appId = request.params.app_id
-      const { entries, truncated } = await exportedEntries(
-        requests,
-        requestLog,
-        appId,
-        request.query,
-        request.query.limit ?? MAX_EXPORT_ROWS,
-      )
-      return sendExport(reply, {
-        format: request.query.format,
-        file: `${appId}-requests`,
-        listName: 'requests',
-        columns: EXPORT_COLUMNS,
-        identifiers: EXPORT_IDS,
-        rows: entries,
-        truncated,
-      })
+      return sendRequestsExport(reply, { repo: requests, requestLog }, appId, request.query, request.query.limit ?? MAX_EXPORT_ROWS)
     },
   )
 

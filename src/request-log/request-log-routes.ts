@@ -1,5 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import { type Static, Type } from 'typebox'
 import { decodeCursor, encodeCursor, page } from '../core/cursors.js'
@@ -167,7 +167,7 @@ export function toEntry(row: RequestLogRow) {
 }
 
 /** The columns of a request-log export (CSV; the JSON export has the entries whole). */
-export const EXPORT_COLUMNS = [
+const EXPORT_COLUMNS = [
   'id',
   'at',
   'method',
@@ -187,12 +187,12 @@ export const EXPORT_COLUMNS = [
   'response_body',
 ] as const
 /** Its columns of identifiers the platform made, written verbatim (a caller may choose its request id: not one of them). */
-export const EXPORT_IDS: ReadonlySet<string> = new Set(['id', 'key_id', 'user_uid', 'replay_of'])
+const EXPORT_IDS: ReadonlySet<string> = new Set(['id', 'key_id', 'user_uid', 'replay_of'])
 /**
  * The newest `limit` entries of an app's log that match the filters (the app checked by the
  * caller), for an export, and whether older ones that match were left out.
  */
-export async function exportedEntries(
+async function exportedEntries(
   repo: ReturnType<typeof requestLogRepo>,
   requestLog: RequestLog | undefined,
   appId: string,
@@ -202,6 +202,29 @@ export async function exportedEntries(
   await requestLog?.flush()
   const rows = await repo.list({ ...logFilter(appId, q), limit: limit + 1 })
   return { entries: rows.slice(0, limit).map(toEntry), truncated: rows.length > limit }
+}
+
+/**
+ * Answers an app's request-log export (the sandbox's and the portal's, one shape): the newest
+ * `limit` entries that match the query's filters, in the format it asks.
+ */
+export async function sendRequestsExport(
+  reply: FastifyReply,
+  source: { repo: ReturnType<typeof requestLogRepo>; requestLog: RequestLog | undefined },
+  appId: string,
+  q: Parameters<typeof exportedEntries>[3] & { format?: 'json' | 'csv' | undefined },
+  limit: number = MAX_EXPORT_ROWS,
+) {
+  const { entries, truncated } = await exportedEntries(source.repo, source.requestLog, appId, q, limit)
+  return sendExport(reply, {
+    format: q.format,
+    file: `${appId}-requests`,
+    listName: 'requests',
+    columns: EXPORT_COLUMNS,
+    identifiers: EXPORT_IDS,
+    rows: entries,
+    truncated,
+  })
 }
 
 /**
@@ -300,16 +323,7 @@ export function requestLogRoutes(
     async (request, reply) => {
       const appId = request.params.app_id
       await requireApp(appId)
-      const { entries, truncated } = await exportedEntries(repo, requestLog, appId, request.query, MAX_EXPORT_ROWS)
-      return sendExport(reply, {
-        format: request.query.format,
-        file: `${appId}-requests`,
-        listName: 'requests',
-        columns: EXPORT_COLUMNS,
-        identifiers: EXPORT_IDS,
-        rows: entries,
-        truncated,
-      })
+      return sendRequestsExport(reply, { repo, requestLog }, appId, request.query)
     },
   )
 
