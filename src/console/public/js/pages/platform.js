@@ -117,10 +117,7 @@ export async function platformPage() {
       'Ledger check',
       action('Run again', render, { kind: 'small' }),
       // Each network's ledger has its own books (docs/ledger.md, "Two networks").
-      h('div', { class: 'figures' }, [
-        checkFacts('Pi Testnet', check, 'ledger'),
-        checkFacts('Pi Network', mainnetCheck, 'mainnet-ledger'),
-      ]),
+      h('div', { class: 'figures' }, [checkFacts('Pi Testnet', check, 'ledger'), checkFacts('Pi Network', mainnetCheck, 'mainnet-ledger')]),
       h('p', {}, h('a', { href: '#/ledger' }, 'Browse the ledger’s transactions (Pi Testnet) →')),
     ),
     card(
