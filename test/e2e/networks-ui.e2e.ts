@@ -115,6 +115,11 @@ describe('two networks in the console and the sandbox page', () => {
       await fund(user.wallet.address, '234.5', 'Pi Network')
       const { page, errors } = await newPage(browser)
       await page.setViewportSize({ width: size.width, height: size.height })
+      // The app list names each app's network.
+      await openSandbox(page, plinth.url, { user: user.user_id })
+      const listed = page.locator('#app-list li').filter({ hasText: 'Mainnet Shop' })
+      await listed.waitFor({ state: 'attached' })
+      assert.equal(await listed.locator('.app-network').textContent(), ' Pi Network')
       await openSandbox(page, plinth.url, { user: user.user_id, app: mainnetShop.appId })
       const frame: Frame = await appFrame(page, mainnetShop.url)
       await inFrame(frame, `Pi.init({ version: '2.0', sandbox: true })`)
