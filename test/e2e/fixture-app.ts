@@ -62,7 +62,11 @@ const page = (title: string, sdk: string) => `<!doctype html>
 </body>
 </html>`
 
-export async function startFixtureApp(plinth: RunningPlinth, name = 'Fixture Shop'): Promise<FixtureApp> {
+export async function startFixtureApp(
+  plinth: RunningPlinth,
+  name = 'Fixture Shop',
+  network?: 'Pi Testnet' | 'Pi Network',
+): Promise<FixtureApp> {
   const backendCalls: FixtureApp['backendCalls'] = []
   let apiKey = ''
   const backend = (action: 'approve' | 'complete') => async (_request: unknown, body: string) => {
@@ -83,7 +87,7 @@ export async function startFixtureApp(plinth: RunningPlinth, name = 'Fixture Sho
     '/backend/approve': backend('approve'),
     '/backend/complete': backend('complete'),
   })
-  const app = await plinth.createApp(name, `${served.url}/`)
+  const app = await plinth.createApp(name, `${served.url}/`, network)
   apiKey = app.api_key
   return { ...served, appId: app.app_id, apiKey: app.api_key, name, backendCalls }
 }

@@ -118,7 +118,8 @@ export interface RunningPlinth {
   url: string
   platform: TestPlatform
   api: ReturnType<typeof httpClient>
-  createApp(name: string, url?: string): Promise<CreatedApp>
+  /** `network`: Pi Testnet when left out, as the sandbox API's. */
+  createApp(name: string, url?: string, network?: 'Pi Testnet' | 'Pi Network'): Promise<CreatedApp>
   createUser(username?: string): Promise<CreatedUser>
   advanceClock(seconds: number): Promise<void>
   close(): Promise<void>
@@ -134,9 +135,11 @@ export async function startPlinth(options: PlatformOptions = {}): Promise<Runnin
     url,
     platform,
     api,
-    createApp: async (name, appUrl) =>
+    createApp: async (name, appUrl, network) =>
       expectStatus(
-        await api<CreatedApp>('POST', '/sandbox/apps', { body: appUrl === undefined ? { name } : { name, url: appUrl } }),
+        await api<CreatedApp>('POST', '/sandbox/apps', {
+          body: { name, ...(appUrl === undefined ? {} : { url: appUrl }), ...(network === undefined ? {} : { network }) },
+        }),
         201,
         'create app',
       ),

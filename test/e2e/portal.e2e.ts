@@ -140,6 +140,10 @@ describe('the developer portal and the operator console, in Chromium', () => {
     await view.getByRole('button', { name: 'Register an app' }).click()
     await view.getByLabel('Name').fill(APP_NAME)
     await view.getByLabel('Frontend URL (http or https)').fill(`${appSite.url}/`)
+    // Pi Testnet unless the developer picks Pi Network (issue #41, U11): developers build on Testnet first, as in the console.
+    assert.equal(await view.getByLabel('Network').inputValue(), 'Pi Testnet')
+    // This walk launches on Mainnet: its listing is approved below.
+    await view.getByLabel('Network').selectOption('Pi Network')
     await view.getByLabel('Description').fill('Notes that orbit your day: jot, pin and pay for extra comets.')
     // An icon drawn by the browser itself, as a PNG file the developer picks.
     const png = await page.evaluate(`(() => {
@@ -165,6 +169,7 @@ describe('the developer portal and the operator console, in Chromium', () => {
     assert.match(seed, /^S[A-Z2-7]{55}$/)
     appId = await view.getByTestId('portal-app-id').innerText()
     assert.match(appId, /^app_/)
+    assert.match((await view.getByTestId('portal-app-id').locator('..').innerText()) ?? '', / · Pi Network · /)
     await view.getByTestId('verified-line').getByText('Not verified yet').waitFor()
     await view.getByTestId('validation-url').getByText(`${appSite.url}/validation-key.txt`).waitFor()
     await shot(page, 'portal-register')

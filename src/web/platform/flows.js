@@ -17,7 +17,7 @@ import { runPaymentDialog } from './payment/payment-dialog.js'
  * @typedef {import('./bridge.js').Channel} Channel
  * @typedef {{ token: string, user: unknown, scopes: Scope[] }} FrameAuth the token the app's current page load was given
  * @typedef {import('./payment/payment-dialog.js').PaymentContext & {
- *   app(): { app_id: string, name: string },
+ *   app(): { app_id: string, name: string, network: string },
  *   user(): PlatformUser,
  *   frameAuth(): FrameAuth | undefined,
  *   setFrameAuth(auth: FrameAuth): void,

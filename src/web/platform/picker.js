@@ -45,7 +45,9 @@ export function createPicker(ctx) {
                         },
                         h('strong', {}, app.name),
                       ),
-                  h('span', { class: 'muted' }, ` ${app.url ?? 'no URL: enter one below'}`),
+                  // Which network the app is on: its payments move that network's money.
+                  h('span', { class: 'app-network', 'data-network': app.network }, ` ${app.network}`),
+                  h('span', { class: 'muted' }, ` · ${app.url ?? 'no URL: enter one below'}`),
                   app.description ? h('span', { class: 'app-description' }, app.description) : '',
                 ),
                 h(

@@ -5,8 +5,8 @@ import { h } from '../../../web/ui/dom.js'
 import { shortId } from '../../../web/ui/format.js'
 import { action, form } from '../../../web/ui/forms.js'
 import { toast } from '../../../web/ui/toast.js'
-import { ledgerGet, post, seg } from './api.js'
-import { badge, code, field } from './parts.js'
+import { get, post, seg } from './api.js'
+import { badge, code, field, select } from './parts.js'
 
 /** @typedef {import('./types').PaymentItem} PaymentItem */
 /** @typedef {import('./types').PaymentState} PaymentState */
@@ -82,17 +82,60 @@ export function txLink(hash) {
 }
 
 /**
- * The test Pi a wallet holds, or null when it is not on the ledger (or the ledger did not answer).
- * @param {string} address
+ * @typedef {'Pi Testnet' | 'Pi Network'} Network
+ * @typedef {Record<Network, string | null>} Balances a wallet's balance on each network; null where it has no account
  */
-export async function walletBalance(address) {
+
+/** The two networks, Pi Testnet first (docs/ledger.md, "Two networks"). @type {readonly Network[]} */
+export const NETWORKS = ['Pi Testnet', 'Pi Network']
+
+/**
+ * The Pi a wallet holds on each network (a wallet has an account on each), read from the sandbox
+ * API: `/ledger` is Pi Testnet's only. Nulls when the platform did not answer.
+ * @param {string} address
+ * @returns {Promise<Balances>}
+ */
+export async function walletBalances(address) {
+  /** @type {Balances} */
+  const found = { 'Pi Testnet': null, 'Pi Network': null }
   try {
-    const account = await ledgerGet(`/accounts/${seg(address)}`)
-    const native = account?.balances.find((b) => b.asset_type === 'native')
-    return native ? native.balance : null
+    const { balances } = await get(`/sandbox/ledger/accounts/${seg(address)}`)
+    for (const { network, balance } of balances) found[network] = balance
   } catch {
-    return null
+    // Unknown: the page shows no balance rather than a wrong one.
   }
+  return found
+}
+
+/**
+ * A network's name as the API spells it, as a Network (Pi Testnet for anything else).
+ * @param {string} name
+ * @returns {Network}
+ */
+export const asNetwork = (name) => (name === 'Pi Network' ? 'Pi Network' : 'Pi Testnet')
+
+/**
+ * What Pi is called on a network: test Pi on Pi Testnet, Pi on Pi Network.
+ * @param {Network} network
+ */
+export const piOn = (network) => (network === 'Pi Testnet' ? 'test Pi' : 'Pi')
+
+/**
+ * A wallet's balances, each labelled with its network, `first` (an app's own network) first.
+ * @param {Balances} balances
+ * @param {Network} [first]
+ */
+export function balancesLine(balances, first = 'Pi Testnet') {
+  const order = [first, ...NETWORKS.filter((network) => network !== first)]
+  return order
+    .filter((network) => balances[network] !== null)
+    .map((network) =>
+      h(
+        'span',
+        { class: network === first ? 'balance' : 'balance muted', 'data-network': network },
+        ` ${balances[network]} ${piOn(network)} on ${network}`,
+      ),
+    )
 }
 
 /**
@@ -107,28 +150,37 @@ export function checkAmount(text) {
 }
 
 /**
- * A form that funds `address` (or the address typed, when it is ''), then `rerender()`s.
+ * A form that funds `address` (or the address typed, when it is '') on a network, then
+ * `rerender()`s: on `network` when given (an app's wallet, on the app's network), else on the
+ * network chosen in the form (Pi Testnet first).
  * @param {string} address
  * @param {() => unknown} rerender
- * @param {{ testid?: string, label?: string }} [options]
+ * @param {{ testid?: string, label?: string, network?: Network }} [options]
  */
-export function fundForm(address, rerender, { testid = 'fund', label = 'Fund' } = {}) {
+export function fundForm(address, rerender, { testid = 'fund', label = 'Fund', network } = {}) {
   return form(
     { class: 'inline-form', 'data-testid': testid },
     [
       address === ''
         ? field('Address', h('input', { name: 'address', required: true, maxlength: 100, placeholder: 'G…', class: 'wide' }))
         : h('input', { type: 'hidden', name: 'address', value: address }),
-      field('Amount (test Pi)', h('input', { name: 'amount', required: true, maxlength: 40, value: '100', inputmode: 'decimal' })),
+      network === undefined
+        ? field('Network', select('network', [...NETWORKS], 'Pi Testnet'))
+        : h('input', { type: 'hidden', name: 'network', value: network }),
+      field(
+        network === undefined ? 'Amount' : `Amount (${piOn(network)})`,
+        h('input', { name: 'amount', required: true, maxlength: 40, value: '100', inputmode: 'decimal' }),
+      ),
       h('button', { type: 'submit', class: 'primary' }, label),
     ],
-    /** @param {{ address: string, amount: string }} values */
+    /** @param {{ address: string, amount: string, network: Network }} values */
     async (values) => {
       const amount = values.amount.trim()
       const wrong = checkAmount(amount)
       if (wrong !== null) throw new Error(wrong)
-      const funded = await post('/sandbox/ledger/fund', { address: values.address.trim(), amount })
-      toast(`${shortId(funded.address, 8)} now holds ${funded.balance} test Pi`)
+      const on = values.network === 'Pi Network' ? 'Pi Network' : 'Pi Testnet'
+      const funded = await post('/sandbox/ledger/fund', { address: values.address.trim(), amount, network: on })
+      toast(`${shortId(funded.address, 8)} now holds ${funded.balance} ${piOn(on)} on ${on}`)
       await rerender()
     },
   )

@@ -19,7 +19,7 @@ const now = () => performance.now()
 /**
  * What the dialog needs of the page (flows.js hands it its context).
  * @typedef {{
- *   app(): { app_id: string, name: string },
+ *   app(): { app_id: string, name: string, network: string },
  *   platform(): import('../platform.js').Platform,
  *   tuning: { resendMs: number, pollMs: number, adMs: number },
  *   approvalWindowSeconds: number,
@@ -119,6 +119,9 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
         { class: 'facts' },
         h('dt', {}, 'To'),
         h('dd', {}, app.name),
+        // The app's network: the payment is on its ledger, and the balance below is the one there.
+        h('dt', {}, 'Network'),
+        h('dd', { 'data-testid': 'payment-network' }, app.network),
         h('dt', {}, 'Memo'),
         h('dd', { class: 'memo' }, memo),
         h('dt', {}, 'Network fee'),

@@ -22,7 +22,8 @@ import { createActivity } from './portal-activity.js'
 import { createTools } from './portal-tools.js'
 
 const enc = encodeURIComponent
-const NETWORKS = ['Pi Network', 'Pi Testnet']
+/** Pi Testnet first, and chosen unless the developer picks Pi Network: developers build on Testnet first, as the console's default (docs/portal.md). */
+const NETWORKS = ['Pi Testnet', 'Pi Network']
 /** @typedef {import('../types').PortalApp} PortalApp */
 
 /**
@@ -161,7 +162,7 @@ export function createPortal(ctx) {
     const network = h(
       'select',
       { id: 'register-network' },
-      NETWORKS.map((n) => h('option', { value: n }, n)),
+      NETWORKS.map((n) => h('option', { value: n, selected: n === 'Pi Testnet' }, n)),
     )
     const description = h('textarea', { id: 'register-description', maxlength: '500', rows: '3' })
     const icon = iconField(null, problem)

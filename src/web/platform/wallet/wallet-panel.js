@@ -17,41 +17,49 @@ const enc = encodeURIComponent
  * @typedef {{ app_name: string, payment: { memo: string, transaction: { txid: string } | null } }} AppPayment a payment of the user's, with its app's name
  */
 
-/** @param {string} address */
-export async function nativeBalance(address) {
-  const account = await call(`/ledger/accounts/${enc(address)}`)
-  return account.balances.find((b) => b.asset_type === 'native')?.balance ?? '0'
-}
-
 /**
  * @typedef {'Pi Network' | 'Pi Testnet'} Network
  * @typedef {Partial<Record<Network, string>>} Balances the user's balance on each network the page can read
  */
 
 /**
- * The user's balances. Production: both networks', from the account API (`wallet.balance` is Pi
- * Network's, `wallet.testnet_balance` Pi Testnet's). The sandbox: Pi Testnet's, from `/ledger`.
+ * The user's balances on both networks (one wallet key, a balance on each). Production: from the
+ * account API (`wallet.balance` is Pi Network's, `wallet.testnet_balance` Pi Testnet's). The
+ * sandbox: from the sandbox API's `/sandbox/ledger/accounts/{address}` (`/ledger` is Pi Testnet's
+ * only), each network's where the wallet has an account.
  * @param {PlatformUser} user
  * @param {boolean} production
  * @param {Quiet} [quiet]
  * @returns {Promise<Balances>}
  */
 export async function userBalances(user, production, { background = false } = {}) {
-  if (!production) return { 'Pi Testnet': await nativeBalance(user.wallet_address) }
+  if (!production) {
+    const { balances } = await call(`/sandbox/ledger/accounts/${enc(user.wallet_address)}`, { admin: true, background })
+    /** @type {Balances} */
+    const found = {}
+    for (const { network, balance } of balances) if (balance !== null) found[network] = balance
+    return found
+  }
   const { wallet } = await account('/account', { background })
   return { 'Pi Network': wallet.balance, 'Pi Testnet': wallet.testnet_balance }
 }
 
 /**
- * The wallet's newest transactions on `network`: Pi Testnet's from `/ledger` (the sandbox has no
- * account API), Pi Network's from the account API (`/ledger` is Pi Testnet's Horizon).
+ * The wallet's newest transactions on `network`: Pi Testnet's from `/ledger`; Pi Network's from
+ * the account API in production, from the sandbox API in the sandbox (`/ledger` is Pi Testnet's
+ * Horizon).
  * @param {Network} network
  * @param {string} address
+ * @param {boolean} production
  * @param {Quiet} [quiet]
  * @returns {Promise<Transaction[]>}
  */
-async function transactionsOn(network, address, { background = false } = {}) {
+async function transactionsOn(network, address, production, { background = false } = {}) {
   if (network === 'Pi Testnet') return (await call(`/ledger/accounts/${enc(address)}/transactions?order=desc&limit=15`))._embedded.records
+  if (!production) {
+    return (await call(`/sandbox/ledger/accounts/${enc(address)}/transactions?network=${enc(network)}`, { admin: true, background }))
+      .transactions
+  }
   return (await account(`/account/wallet/transactions?network=${enc(network)}`, { background })).transactions
 }
 
@@ -178,7 +186,7 @@ export function createWallet(ctx) {
       const network = ctx.network()
       const [balances, records, payments] = await Promise.all([
         userBalances(user, ctx.production(), { background }),
-        transactionsOn(network, address, { background }),
+        transactionsOn(network, address, ctx.production(), { background }),
         ctx.payments(user, { background }).catch(() => undefined),
       ])
       // Signed out meanwhile (the session ended): nothing of the wallet is drawn.

@@ -11,7 +11,7 @@ import { del, get, patch, post, put, query, seg } from '../api.js'
 import { appNameProblem, appUrlProblem, MAX_APP_NAME } from '../app-rules.js'
 import { badge, card, code, external, facts, field, pageTitle, select } from '../parts.js'
 import { currentRoute, render } from '../router.js'
-import { accountLink, fundForm, reveal, revealPanel, stateBadge, walletBalance } from '../shared.js'
+import { accountLink, asNetwork, balancesLine, fundForm, reveal, revealPanel, stateBadge, walletBalances } from '../shared.js'
 
 /**
  * @template {string} P
@@ -112,7 +112,7 @@ export async function appPage({ appId }) {
     get(`${base}/checklist`),
     get(`${base}/ads/script`),
   ])
-  const balance = await walletBalance(app.wallet_address)
+  const balances = await walletBalances(app.wallet_address)
   return [
     pageTitle(app.name, null, ['#/apps', 'Apps']),
     revealPanel(currentRoute(), render),
@@ -130,11 +130,8 @@ export async function appPage({ appId }) {
         ['App id', code(app.app_id)],
         ['Network', app.network],
         ['Frontend URL', app.url ? external(app.url, app.url) : 'none: set one below to open the app in the sandbox browser'],
-        [
-          'Wallet',
-          [accountLink(app.wallet_address), balance === null ? null : h('span', { class: 'muted' }, ` ${balance} test Pi`)],
-          'app-balance',
-        ],
+        // The app's own network's balance first: its payments move money there.
+        ['Wallet', [accountLink(app.wallet_address), balancesLine(balances, asNetwork(app.network))], 'app-balance'],
         ['Created', formatUtcTime(app.created_at)],
       ]),
       app.url ? h('p', {}, h('a', { href: `${location.origin}/sandbox/?app=${seg(app.app_id)}` }, 'Open in the sandbox browser')) : null,
@@ -144,8 +141,8 @@ export async function appPage({ appId }) {
     card(
       'Fund the app wallet',
       null,
-      h('p', { class: 'muted' }, 'App-to-user payments are paid from this wallet.'),
-      fundForm(app.wallet_address, render, { testid: 'fund-app', label: 'Fund wallet' }),
+      h('p', { class: 'muted' }, `App-to-user payments are paid from this wallet, on ${app.network}: the funding goes there.`),
+      fundForm(app.wallet_address, render, { testid: 'fund-app', label: 'Fund wallet', network: asNetwork(app.network) }),
     ),
     keysCard(app),
     recentPayments(appId, payments),

@@ -11,7 +11,7 @@ import { get, post, query, seg } from '../api.js'
 import { exportButtons } from '../export.js'
 import { card, code, external, facts, field, pageTitle, select } from '../parts.js'
 import { render } from '../router.js'
-import { accountLink, flagsText, stateBadge, txLink } from '../shared.js'
+import { accountLink, flagsText, piOn, stateBadge, txLink } from '../shared.js'
 import { PAYMENT_HEADERS, paymentRow } from './apps.js'
 
 /** @type {[text: string, value: string][]} */
@@ -68,7 +68,10 @@ export async function paymentsPage({ appId }) {
     list.reload()
   })
   return [
-    pageTitle(`Payments of ${app.name}`, 'Newest first. Open a payment for its timeline.', [`#/apps/${seg(appId)}`, app.name]),
+    pageTitle(`Payments of ${app.name}`, `On ${app.network}, the app's network. Newest first. Open a payment for its timeline.`, [
+      `#/apps/${seg(appId)}`,
+      app.name,
+    ]),
     card('Search', null, h('div', { class: 'inline-form' }, search, field('State', state), field('Direction', direction))),
     card(
       'Payments',
@@ -131,7 +134,8 @@ export async function paymentPage({ appId, paymentId }) {
         ['Identifier', code(payment.identifier)],
         ['State', stateBadge({ ...payment, state: detail.state }), 'payment-state'],
         ['Status flags', h('span', { class: 'small' }, flagsText(payment.status).replaceAll('\n', ' · ')), 'payment-flags'],
-        ['Amount', `${payment.amount} test Pi (${payment.direction === 'user_to_app' ? 'user to app' : 'app to user'})`],
+        ['Network', payment.network, 'payment-network'],
+        ['Amount', `${payment.amount} ${piOn(payment.network)} (${payment.direction === 'user_to_app' ? 'user to app' : 'app to user'})`],
         ['Memo', h('span', { class: 'memo-full' }, payment.memo)],
         ['Metadata', h('code', { class: 'json' }, JSON.stringify(payment.metadata))],
         ['User', [h('a', { href: `#/users/${seg(user.user_id)}` }, user.username), ' · uid ', code(user.uid)]],

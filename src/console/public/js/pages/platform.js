@@ -43,9 +43,10 @@ async function optional(path) {
 }
 
 export async function platformPage() {
-  const [clock, check, faults, canReset, apps, v2] = await Promise.all([
+  const [clock, check, mainnetCheck, faults, canReset, apps, v2] = await Promise.all([
     get('/sandbox/clock'),
     get('/sandbox/ledger/check'),
+    get('/sandbox/ledger/check?network=Pi%20Network'),
     optional('/sandbox/faults'),
     hasRoute('/sandbox/reset', 'post'),
     get('/sandbox/apps?limit=100'),
@@ -115,22 +116,14 @@ export async function platformPage() {
     card(
       'Ledger check',
       action('Run again', render, { kind: 'small' }),
-      h('div', { class: 'figures' }, [
-        h('p', {}, check.ok ? badge('books balance', 'ok') : badge('MISMATCH', 'off')),
-        facts([
-          ['Sum of balances', check.total_balances, 'ledger-sum'],
-          ['Total funded', check.total_funded, 'ledger-funded'],
-          ['Fees burned', check.total_fees, 'ledger-fees'],
-          ['Negative balances', String(check.negative_balances)],
-          ['Mismatched accounts', String(check.mismatched_accounts)],
-        ]),
-      ]),
-      h('p', {}, h('a', { href: '#/ledger' }, 'Browse the ledger’s transactions →')),
+      // Each network's ledger has its own books (docs/ledger.md, "Two networks").
+      h('div', { class: 'figures' }, [checkFacts('Pi Testnet', check, 'ledger'), checkFacts('Pi Network', mainnetCheck, 'mainnet-ledger')]),
+      h('p', {}, h('a', { href: '#/ledger' }, 'Browse the ledger’s transactions (Pi Testnet) →')),
     ),
     card(
       'Fund a wallet',
       null,
-      h('p', { class: 'muted' }, 'Grant test Pi to any ledger account (it is created if needed).'),
+      h('p', { class: 'muted' }, 'Grant Pi to any ledger account on a network (it is created there if needed).'),
       fundForm('', render),
     ),
     faults === null ? null : faultsCard(faults.faults, apps.apps, v2),
@@ -419,4 +412,26 @@ function resetCard() {
     { kind: 'danger', testid: 'reset-data' },
   )
   return card('Reset the data', null, h('div', { class: 'inline-form' }, field('Seed it again with', seed), reset))
+}
+
+/**
+ * One network's ledger check, its figures under testids that start with `prefix`.
+ * @param {string} network
+ * @param {import('../../../../web/api/routes').Answer<'/sandbox/ledger/check', 'GET'>} check
+ * @param {string} prefix
+ */
+function checkFacts(network, check, prefix) {
+  return h(
+    'div',
+    { 'data-testid': `${prefix}-check`, 'data-network': network },
+    h('h3', {}, network),
+    h('p', {}, check.ok ? badge('books balance', 'ok') : badge('MISMATCH', 'off')),
+    facts([
+      ['Sum of balances', check.total_balances, `${prefix}-sum`],
+      ['Total funded', check.total_funded, `${prefix}-funded`],
+      ['Fees burned', check.total_fees, `${prefix}-fees`],
+      ['Negative balances', String(check.negative_balances)],
+      ['Mismatched accounts', String(check.mismatched_accounts)],
+    ]),
+  )
 }

@@ -10,7 +10,7 @@ import { del, get, post, query, seg } from '../api.js'
 import { exportButtons } from '../export.js'
 import { badge, card, code, facts, field, pageTitle } from '../parts.js'
 import { currentRoute, render } from '../router.js'
-import { accountLink, fundForm, reveal, revealPanel, walletBalance } from '../shared.js'
+import { accountLink, balancesLine, fundForm, reveal, revealPanel, walletBalances } from '../shared.js'
 
 const PAGE = 50
 
@@ -97,7 +97,7 @@ export async function userPage({ userId }) {
     get(`/sandbox/users/${seg(userId)}`),
     get(`/sandbox/users/${seg(userId)}/notifications?limit=50`),
   ])
-  const balance = await walletBalance(user.wallet_address)
+  const balances = await walletBalances(user.wallet_address)
   const apps = user.apps.map((app) =>
     h(
       'tr',
@@ -145,7 +145,8 @@ export async function userPage({ userId }) {
       action('Refresh', render, { kind: 'small' }),
       facts([
         ['User id', code(user.user_id)],
-        ['Wallet', [accountLink(user.wallet_address), balance === null ? null : h('span', { class: 'muted' }, ` ${balance} test Pi`)]],
+        // One wallet key, a balance on each network.
+        ['Wallet', [accountLink(user.wallet_address), balancesLine(balances)], 'user-balance'],
         ['Created', formatUtcTime(user.created_at)],
       ]),
       h(
