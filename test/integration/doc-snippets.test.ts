@@ -70,13 +70,20 @@ const claim = (first: string) => {
  * server runs in a folder without node_modules). */
 const serverArgs = () => nodeArgs('src/server.ts').map((arg) => (arg === 'tsx' ? import.meta.resolve('tsx') : arg))
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 120_000): Promise<T> {
+/** Waits for `probe`; on failure, names the process waited for and what it printed (the README's server unless told). */
+async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  ms = 120_000,
+  of: { process: ChildProcess; output: () => string } = { process: server, output: () => terminal },
+): Promise<T> {
   const deadline = Date.now() + ms
   for (;;) {
     const value = await probe().catch(() => undefined)
     if (value !== undefined) return value
-    if (server.exitCode !== null) throw new Error(`the server exited (${server.exitCode}) before ${what}; terminal:\n${terminal}`)
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; terminal:\n${terminal}`)
+    if (of.process.exitCode !== null)
+      throw new Error(`the server exited (${of.process.exitCode}) before ${what}; terminal:\n${of.output()}`)
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; terminal:\n${of.output()}`)
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
 }
@@ -173,8 +180,14 @@ describe('the README and docs/testing.md, as written', () => {
     })
     const exited = new Promise((resolve) => quiet.once('exit', resolve))
     try {
-      await until('the quiet server', async () => ((await fetch(`http://127.0.0.1:${quietPort}/healthz`)).ok ? true : undefined))
-      await until('its banner', async () => (printed.includes('then: curl') ? true : undefined))
+      const of = { process: quiet, output: () => printed }
+      await until(
+        'the quiet server',
+        async () => ((await fetch(`http://127.0.0.1:${quietPort}/healthz`)).ok ? true : undefined),
+        120_000,
+        of,
+      )
+      await until('its banner', async () => (printed.includes('then: curl') ? true : undefined), 120_000, of)
       assert.equal((await fetch(`http://127.0.0.1:${quietPort}/v2/me`)).status, 401)
     } finally {
       quiet.kill('SIGTERM')
