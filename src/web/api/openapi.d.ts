@@ -1222,6 +1222,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/operator/issue/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check an issue before confirming it: the refusals known in advance, nothing moved or recorded
+         * @description The same body and the same refusals as POST /operator/issue (400 invalid_amount or invalid_arguments, 404 not_found, 409 issue_limit_reached), without issuing: 200 says what the issue would do. The issue checks again at the act (another operator may issue in between), so a check that passed is no promise.
+         */
+        post: operations["operatorIssueCheck"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/operator/ledger/check": {
         parameters: {
             query?: never;
@@ -13496,6 +13516,160 @@ export interface operations {
                             /** @description A username, or an app id (an issue to an app) */
                             target: string;
                         };
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    operatorIssueCheck: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Pi, a positive decimal with at most 7 places */
+                    amount: string;
+                    /** @description At least one visible character, as a suspension’s */
+                    reason: string;
+                    /** @description A username, or an app id (app_…) */
+                    target: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The wallet the issue would pay */
+                        address: string;
+                        amount: string;
+                        /** @description PLINTH_OPERATOR_DAILY_ISSUE_LIMIT, Pi */
+                        daily_limit: string;
+                        /** @description Pi issued from the console by all operators in the last 24 hours */
+                        issued_today: string;
+                        /** @description Above PLINTH_OPERATOR_APPROVAL_THRESHOLD: the issue would wait for a second operator */
+                        needs_approval: boolean;
+                        target: string;
                     };
                 };
             };
