@@ -4,7 +4,7 @@ import { isBlankText, unstorableText } from '../lib/text.js'
 /** A passkey's name is at most this many characters (code points), once normalised. */
 export const PASSKEY_NAME_MAX = 60
 /** The name a passkey registered without one gets. */
-export const DEFAULT_PASSKEY_NAME = 'Passkey'
+const DEFAULT_PASSKEY_NAME = 'Passkey'
 
 /** What no name may hold: control and format characters (bidi overrides, zero-width ones), private-use and unassigned code points, line and paragraph separators. */
 const REFUSED = /[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}]/u

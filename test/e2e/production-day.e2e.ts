@@ -27,6 +27,9 @@ describe('production: next steps, the payment’s success, receipts and the issu
   let shopUrl: string
   let shopWallet: string
   const operator = freshName('op').slice(0, 32)
+  let shopId: string
+  /** Each size's paid payment: its id and transaction, for the portal's receipt. */
+  const paid: Record<string, { id: string; hash: string }> = {}
 
   before(async () => {
     plinth = await startPlinth({ mode: 'production' })
@@ -38,6 +41,7 @@ describe('production: next steps, the payment’s success, receipts and the issu
     await admin.grant(operator, 'developer')
     const created = await admin.createApp({ owner: operator, name: 'Demo Shop', url: `${shopUrl}/` })
     shopWallet = created.wallet.address
+    shopId = created.app_id
     server.close()
     ;({ server } = createShop({ plinthUrl: plinth.url, apiKey: created.api_key, walletSeed: created.wallet.seed }))
     await new Promise<void>((resolve) => server.listen(Number(new URL(shopUrl).port), '127.0.0.1', resolve))
@@ -126,11 +130,15 @@ describe('production: next steps, the payment’s success, receipts and the issu
         assert.equal(facts.Amount, '3.14 π')
         assert.equal(facts.Fee, '0.00001 π')
         assert.match(facts.Payment ?? '', /^Demo Shop: π mug \(3\.14 π\), /)
+        paid[size.name] = { id: String(facts.Payment?.split(', ').at(-1)), hash }
         const raw = page.getByTestId('receipt-raw')
         assert.equal(await raw.getAttribute('href'), `/ledger/transactions/${hash}`)
         const record = await page.evaluate<{ hash: string }>(`fetch('/ledger/transactions/${hash}').then((r) => r.json())`)
         assert.equal(record.hash, hash)
-        assert.equal(facts.Memo, (await page.evaluate<{ memo: string }>(`fetch('/ledger/transactions/${hash}').then((r) => r.json())`)).memo)
+        assert.equal(
+          facts.Memo,
+          (await page.evaluate<{ memo: string }>(`fetch('/ledger/transactions/${hash}').then((r) => r.json())`)).memo,
+        )
         const fits = await page.evaluate<boolean>('document.documentElement.scrollWidth <= window.innerWidth')
         assert.equal(fits, true, 'the receipt fits the window')
 
@@ -164,10 +172,18 @@ describe('production: next steps, the payment’s success, receipts and the issu
         await view.getByLabel('Amount in Pi').fill('20000')
         await view.getByLabel('Reason (kept in the audit log)').fill('far too much')
         const supply = async () =>
-          (await plinth.platform.db.selectFrom('audit_log').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n
+          (
+            await plinth.platform.db
+              .selectFrom('audit_log')
+              .select((eb) => eb.fn.countAll<string>().as('n'))
+              .executeTakeFirstOrThrow()
+          ).n
         const before = await supply()
         await view.getByRole('button', { name: 'Issue', exact: true }).click()
-        await view.getByTestId('issue-error').getByText(/Operators together issue at most 10000 Pi in 24 hours/).waitFor()
+        await view
+          .getByTestId('issue-error')
+          .getByText(/Operators together issue at most 10000 Pi in 24 hours/)
+          .waitFor()
         assert.equal(await page.getByRole('dialog').count(), 0, 'no question asked for an issue that would be refused')
         assert.equal(await supply(), before, 'nothing recorded or moved')
 
@@ -187,6 +203,21 @@ describe('production: next steps, the payment’s success, receipts and the issu
         assert.equal(facts.Network, 'Pi Network')
         assert.equal(facts.Amount, '5 π')
         assert.equal(facts.Memo, 'issued')
+
+        // From the portal, the app's payment: its receipt names the payment (the app's, read by its member).
+        const payment = paid[size.name]
+        assert.ok(payment !== undefined, 'the test before paid')
+        await page.goto(`${plinth.url}/?view=portal&portal_app=${shopId}`)
+        await page
+          .locator('#portal-view')
+          .getByRole('button', { name: `Payment ${payment.id}` })
+          .click()
+        const detail = page.getByRole('dialog')
+        const txLink = detail.getByRole('link', { name: /…/ })
+        assert.equal(await txLink.getAttribute('href'), `/?view=receipt&tx=${payment.hash}&app=${shopId}&payment=${payment.id}`)
+        await page.goto(new URL(String(await txLink.getAttribute('href')), plinth.url).href)
+        await page.getByTestId('receipt-payment').waitFor()
+        assert.match((await receiptFacts(page)).Payment ?? '', new RegExp(`^${shopId}: π mug \\(3\\.14 π\\), ${payment.id}$`))
         assert.deepEqual(errors, [])
       } finally {
         await close()

@@ -53,7 +53,7 @@ const hex = (buffer) => [...new Uint8Array(buffer)].map((b) => b.toString(16).pa
  * @param {{ hash: string, envelope_xdr: string, signatures: string[] }} tx
  * @returns {Promise<string | undefined>}
  */
-export async function networkOf(tx) {
+async function networkOf(tx) {
   const subtle = globalThis.crypto?.subtle
   if (subtle === undefined) return undefined
   const envelope = bytesOf(tx.envelope_xdr)

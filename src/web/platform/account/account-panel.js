@@ -330,11 +330,7 @@ export function createAccountPanel(ctx) {
         passkeys.length === 0
           ? h('p', { class: 'muted' }, 'None yet.')
           : h('ul', { class: 'list', 'aria-label': 'Passkeys' }, passkeys.map(passkeyRow)),
-        h(
-          'button',
-          { type: 'button', onclick: () => act(addPasskey(passkeys.length > 0)) },
-          'Add a passkey',
-        ),
+        h('button', { type: 'button', onclick: () => act(addPasskey(passkeys.length > 0)) }, 'Add a passkey'),
         h('h3', {}, 'Password'),
         keepList(passkeys),
         passwordForm(),
