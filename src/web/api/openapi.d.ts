@@ -127,7 +127,7 @@ export interface paths {
         delete: operations["accountRemovePasskey"];
         options?: never;
         head?: never;
-        /** Rename a passkey (1 to 60 characters, trimmed) */
+        /** Rename a passkey (1 to 60 characters once normalised) */
         patch: operations["accountRenamePasskey"];
         trace?: never;
     };
@@ -142,7 +142,7 @@ export interface paths {
         put?: never;
         /**
          * Begin registering a passkey: the options for navigator.credentials.create (startRegistration)
-         * @description Needs a re-authentication of this session within five minutes (a sign-in, POST /account/reauthenticate or its passkey form): otherwise 403 reauthentication_required.
+         * @description Needs a re-authentication of this session within five minutes (a sign-in, POST /account/reauthenticate or its passkey form): otherwise 403 reauthentication_required. The name the passkey will get may be sent here too, to be refused before the authenticator makes a credential (it is sent again with the response).
          */
         post: operations["accountPasskeyOptions"];
         delete?: never;
@@ -3986,6 +3986,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description 1 to 60 characters once normalised (NFC, runs of spaces one space, trimmed); control, format and invisible characters are refused (400 invalid_arguments) */
                     name: string;
                 };
             };
@@ -4111,7 +4112,14 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1 to 60 characters once normalised (NFC, runs of spaces one space, trimmed); control, format and invisible characters are refused (400 invalid_arguments) */
+                    name?: string;
+                };
+            };
+        };
         responses: {
             /** @description WebAuthn options for @simplewebauthn/browser */
             200: {
@@ -4216,6 +4224,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description 1 to 60 characters once normalised (NFC, runs of spaces one space, trimmed); control, format and invisible characters are refused (400 invalid_arguments) */
                     name?: string;
                     response: {
                         id: string;
