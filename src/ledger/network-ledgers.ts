@@ -52,9 +52,10 @@ export function legacyLedger(ledgers: NetworkLedgers): LedgerService {
     },
     /** A transaction's operations (`/transactions/{hash}/operations` and `/payments`) on the network that holds it; every other list, Pi Testnet's. */
     async listOperations(page, filter) {
-      if (filter.transaction === undefined) return testnet.listOperations(page, filter)
+      const hash = filter?.transaction
+      if (hash === undefined) return testnet.listOperations(page, filter)
       for (const ledger of [testnet, ...others]) {
-        if ((await ledger.getTransaction(filter.transaction)) !== undefined) return ledger.listOperations(page, filter)
+        if ((await ledger.getTransaction(hash)) !== undefined) return ledger.listOperations(page, filter)
       }
       return []
     },
