@@ -9,6 +9,7 @@ import { SESSION_SECURITY } from '../http/openapi.js'
 import { sessionToken, setSessionCookie } from '../http/session-cookie.js'
 import { hostName } from '../http/site-guard.js'
 import { Reauthenticated } from './account-routes.js'
+import { PASSKEY_NAME_MAX, passkeyName } from './passkey-name.js'
 import type { PasskeysService, RelyingParty } from './passkeys.js'
 
 /** A WebAuthn response as @simplewebauthn/browser sends it; the library checks the rest. */
@@ -29,6 +30,12 @@ const PasskeyView = Type.Object({
   last_used_at: Type.Union([Timestamp(), Type.Null()]),
 })
 const PasskeyParams = Type.Object({ passkey_id: Type.String({ minLength: 1, maxLength: 1400 }) })
+/** A passkey's name as typed: normalised or refused by passkey-name.ts (at most PASSKEY_NAME_MAX characters once normalised). */
+const PasskeyName = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  description: `1 to ${PASSKEY_NAME_MAX} characters once normalised (NFC, runs of spaces one space, trimmed); control, format and invisible characters are refused (400 invalid_arguments)`,
+})
 const WEBAUTHN_BODY_LIMIT = 64 * 1024
 
 /**
@@ -53,16 +60,25 @@ export function passkeyRoutes(app: FastifyInstance, deps: { passkeys: PasskeysSe
     '/account/passkeys/options',
     {
       config: session,
+      // No body at all is no name (it is given with the authenticator's response, or left out).
+      preValidation: async (request) => {
+        request.body ??= {}
+      },
       schema: {
         ...signedIn,
         operationId: 'accountPasskeyOptions',
         summary: 'Begin registering a passkey: the options for navigator.credentials.create (startRegistration)',
         description:
-          'Needs a re-authentication of this session within five minutes (a sign-in, POST /account/reauthenticate or its passkey form): otherwise 403 reauthentication_required.',
+          'Needs a re-authentication of this session within five minutes (a sign-in, POST /account/reauthenticate or its passkey form): otherwise 403 reauthentication_required. ' +
+          'The name the passkey will get may be sent here too, to be refused before the authenticator makes a credential (it is sent again with the response).',
+        body: Type.Object({ name: Type.Optional(PasskeyName) }, { additionalProperties: false }),
         response: { 200: Options, ...errorResponses(400, 401, 403, 415) },
       },
     },
-    async (request) => passkeys.registrationOptions(sessionPrincipal(request), relyingParty(request, publicUrl)),
+    async (request) => {
+      passkeyName(request.body.name)
+      return passkeys.registrationOptions(sessionPrincipal(request), relyingParty(request, publicUrl))
+    },
   )
 
   r.post(
@@ -75,7 +91,7 @@ export function passkeyRoutes(app: FastifyInstance, deps: { passkeys: PasskeysSe
         operationId: 'accountPasskeyRegister',
         summary: 'Finish registering a passkey: the authenticator’s response to the options',
         description: 'Needs the re-authentication the options needed, still within its five minutes (403 reauthentication_required).',
-        body: Type.Object({ response: WebAuthnResponse, name: Type.Optional(Type.String({ minLength: 1, maxLength: 60 })) }),
+        body: Type.Object({ response: WebAuthnResponse, name: Type.Optional(PasskeyName) }),
         response: { 201: PasskeyView, ...errorResponses(400, 401, 403, 415) },
       },
     },
@@ -83,7 +99,7 @@ export function passkeyRoutes(app: FastifyInstance, deps: { passkeys: PasskeysSe
       const created = await passkeys.register(
         sessionPrincipal(request),
         request.body.response as unknown as RegistrationResponseJSON,
-        request.body.name?.trim() || 'Passkey',
+        passkeyName(request.body.name),
         relyingParty(request, publicUrl),
       )
       return reply.code(201).send({ ...created, last_used_at: null })
@@ -111,9 +127,9 @@ export function passkeyRoutes(app: FastifyInstance, deps: { passkeys: PasskeysSe
       schema: {
         ...signedIn,
         operationId: 'accountRenamePasskey',
-        summary: 'Rename a passkey (1 to 60 characters, trimmed)',
+        summary: 'Rename a passkey (1 to 60 characters once normalised)',
         params: PasskeyParams,
-        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 60 }) }, { additionalProperties: false }),
+        body: Type.Object({ name: PasskeyName }, { additionalProperties: false }),
         response: { 200: PasskeyView, ...errorResponses(400, 401, 403, 404, 415) },
       },
     },

@@ -5,6 +5,7 @@ import type { SessionPrincipal } from '../core/principals.js'
 import type { DB } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import { type AccountsService, type StartedSession, suspendedUser } from './accounts-service.js'
+import { passkeyName } from './passkey-name.js'
 
 /**
  * Passkeys (docs/accounts.md, "Passkeys"): WebAuthn registration and sign-in with
@@ -41,7 +42,6 @@ interface StoredPasskey {
   counter: string | number | bigint
   transports: string[]
 }
-const CONTROL = /\p{Cc}/u
 
 export function passkeysServiceFactory(deps: { db: Kysely<DB>; accounts: AccountsService }) {
   const { db, accounts } = deps
@@ -215,11 +215,9 @@ export function passkeysServiceFactory(deps: { db: Kysely<DB>; accounts: Account
       })
     },
 
-    /** Renames one of the user's passkeys (audited); the name is trimmed, 1 to 60 characters, no control characters. */
+    /** Renames one of the user's passkeys (audited); the name is normalised or refused as passkey-name.ts says. */
     async rename(principal: SessionPrincipal, passkeyId: string, requested: string) {
-      const name = requested.trim()
-      if (name.length === 0 || CONTROL.test(name))
-        throw new ApiError('invalid_arguments', 'A passkey’s name has 1 to 60 characters, not only spaces, and no control characters.')
+      const name = passkeyName(requested)
       return inTransaction(db, async (trx) => {
         const renamed = await trx
           .updateTable('account_passkeys')

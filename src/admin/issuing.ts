@@ -317,7 +317,8 @@ export async function checkDailyLimit(trx: Kysely<DB>, stroops: bigint, limitPi:
   }
 }
 
-async function consoleIssuedToday(db: Kysely<DB>): Promise<bigint> {
+/** The Pi issued from the console by all operators together in the last 24 hours, in stroops. */
+export async function consoleIssuedToday(db: Kysely<DB>): Promise<bigint> {
   const { rows } = await sql<{ issued: string }>`
     select coalesce(sum((details->>'amount')::numeric), 0)::text as issued from audit_log
     where action = 'issue' and actor like 'user:%' and at > now() - interval '24 hours'`.execute(db)

@@ -9,6 +9,7 @@ import { sessionPrincipal } from '../http/auth.js'
 import { errorResponses } from '../http/errors.js'
 import { SESSION_SECURITY } from '../http/openapi.js'
 import { ApprovalView, Issued, issuedView } from './approval-routes.js'
+import { IssueBody } from './issue-check-routes.js'
 import type { OperatorService } from './operator-service.js'
 
 const UserParams = Type.Object({ username: Type.String({ minLength: 1, maxLength: 64 }) })
@@ -297,14 +298,7 @@ export function operatorRoutes(app: FastifyInstance, deps: { operator: OperatorS
           'A reason always; at most PLINTH_OPERATOR_DAILY_ISSUE_LIMIT Pi (10,000 by default) from the console in any 24 hours, ' +
           'all operators together (409 issue_limit_reached: nothing moved). Above PLINTH_OPERATOR_APPROVAL_THRESHOLD (1,000 by ' +
           'default) the issue waits for a second operator: 202 with the request (GET /operator/approvals).',
-        body: Type.Object(
-          {
-            target: Type.String({ minLength: 1, maxLength: 64, description: 'A username, or an app id (app_…)' }),
-            amount: Type.String({ minLength: 1, maxLength: 40, description: 'Pi, a positive decimal with at most 7 places' }),
-            reason: Type.String({ minLength: 1, maxLength: 500, description: 'At least one visible character, as a suspension’s' }),
-          },
-          { additionalProperties: false },
-        ),
+        body: IssueBody,
         response: {
           200: Issued,
           202: Type.Object({ approval: ApprovalView }),

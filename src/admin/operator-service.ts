@@ -13,7 +13,7 @@ import { randomToken, sha256Hex } from '../lib/crypto.js'
 import { adminServiceFactory, ROLES, type Role } from './admin-service.js'
 import { type ApprovalThreshold, issueNeedsApproval, roleNeedsApproval } from './approval-rules.js'
 import { type ApprovalFilter, approvalsServiceFactory } from './approvals-service.js'
-import { checkDailyLimit, issueStroops, issueTarget } from './issuing.js'
+import { checkDailyLimit, consoleIssuedToday, issueStroops, issueTarget } from './issuing.js'
 import { changeRole, lockOperators, refuseLastOperator } from './operator-roles.js'
 import { visibleReason } from './reasons.js'
 
@@ -340,6 +340,27 @@ export function operatorServiceFactory(deps: {
     async restoreApp(principal: SessionPrincipal, appId: string, reason: string, requestId: string) {
       const app = await findApp(appId)
       return suspension(principal, { table: 'apps', id: app.id, name: app.id }, false, reason, requestId)
+    },
+
+    /**
+     * What an issue would meet, checked now and moving nothing (#41 U17): the refusals known in
+     * advance (the amount, the reason, the target, the daily limit) come before the console asks
+     * the operator to confirm. Only a check: `issue` checks all of it again at the act, under the
+     * audit log's lock, so an issue that passed here can still be refused there.
+     */
+    async issueCheck(input: { target: string; amount: string; reason: string }) {
+      const stroops = issueStroops(input.amount)
+      visibleReason(input.reason)
+      const target = await issueTarget(db, input.target)
+      await checkDailyLimit(db, stroops, deps.dailyIssueLimit)
+      return {
+        target: input.target.startsWith('app_') ? input.target : target.name,
+        address: target.wallet_address,
+        amount: formatAmount(stroops),
+        needs_approval: issueNeedsApproval(stroops, deps.approvalThreshold),
+        daily_limit: formatAmount(BigInt(deps.dailyIssueLimit) * 10_000_000n),
+        issued_today: formatAmount(await consoleIssuedToday(db)),
+      }
     },
 
     /**

@@ -5,6 +5,7 @@ import { tokenRoutes } from '../accounts/token-routes.js'
 import { walletRoutes } from '../accounts/wallet-routes.js'
 import { approvalRoutes } from '../admin/approval-routes.js'
 import { faucetAccountRoutes } from '../admin/faucet-routes.js'
+import { issueCheckRoutes } from '../admin/issue-check-routes.js'
 import { listingReviewRoutes } from '../admin/listing-routes.js'
 import { operatorRoutes } from '../admin/operator-routes.js'
 import { supportRoutes } from '../admin/support-routes.js'
@@ -122,6 +123,7 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
       operatorRoutes(app, { operator })
       supportRoutes(app, { support, requestLog: ctx.products.requestLog })
       approvalRoutes(app, { operator })
+      issueCheckRoutes(app, { operator })
       listingReviewRoutes(app, { review: listingReview })
     },
   },

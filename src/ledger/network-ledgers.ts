@@ -50,5 +50,14 @@ export function legacyLedger(ledgers: NetworkLedgers): LedgerService {
       }
       return []
     },
+    /** A transaction's operations (`/transactions/{hash}/operations` and `/payments`) on the network that holds it; every other list, Pi Testnet's. */
+    async listOperations(page, filter) {
+      const hash = filter?.transaction
+      if (hash === undefined) return testnet.listOperations(page, filter)
+      for (const ledger of [testnet, ...others]) {
+        if ((await ledger.getTransaction(hash)) !== undefined) return ledger.listOperations(page, filter)
+      }
+      return []
+    },
   }
 }

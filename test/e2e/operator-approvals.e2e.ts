@@ -50,7 +50,9 @@ describe('approving another operator’s issue, in Chromium', () => {
     await olga.getByLabel('Amount in Pi').fill('1500')
     await olga.getByLabel('Reason (kept in the audit log)').fill('Launch prizes')
     await olga.getByRole('button', { name: 'Issue', exact: true }).click()
-    await pages.olga.getByRole('dialog').getByRole('button', { name: 'Issue' }).click()
+    // Checked before the question (#41 U17): the dialog already says it will wait for another operator.
+    await pages.olga.getByRole('dialog').getByText('Above the approval threshold: it will wait for a second operator.').waitFor()
+    await pages.olga.getByRole('dialog').getByRole('button', { name: 'Ask for approval' }).click()
     await olga.getByTestId('issue-pending').getByText('waits for another operator').waitFor()
     await olga.getByRole('button', { name: 'Approvals', exact: true }).click()
     const own = olga.locator('li[data-status="pending"]')

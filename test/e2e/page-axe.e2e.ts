@@ -1,8 +1,9 @@
 /**
  * Every page and view of both modes passes axe-core's WCAG 2.1 A and AA rules with no serious or
  * critical violation (#41 U5; docs/testing.md, "Accessibility"), at 1280×800 and at 390×844: each
- * view of VIEWS (views.ts), and the confirm dialogs of the console (Reset sandbox, Restore
- * snapshot) and of the portal (Revoke a key). axe-core runs inside the page (its source injected).
+ * view of VIEWS (views.ts), and the dialogs of the console (Reset sandbox, Restore snapshot), of
+ * the portal (Revoke a key), of the account panel (a new passkey's name) and of the operator's
+ * console (Issue money's confirmation). axe-core runs inside the page (its source injected).
  *
  * EXCEPTIONS names each violation left on purpose, with its reason; it is empty when none is.
  */
@@ -61,6 +62,28 @@ const DIALOGS: View[] = [
         .first()
         .click()
       await page.getByRole('dialog').waitFor()
+    },
+  },
+  {
+    name: 'account: Add a passkey (its name)',
+    open: async (page, world) => {
+      await page.goto(`${world.production.url}/`)
+      await page.locator('#user-chip').click()
+      await page.locator('#drawer').getByRole('button', { name: 'Add a passkey' }).click()
+      await page.getByRole('dialog', { name: 'Add a passkey' }).waitFor()
+    },
+  },
+  {
+    name: 'operator: Issue money (confirm, after its check)',
+    open: async (page, world) => {
+      await page.goto(`${world.production.url}/?view=operator`)
+      const view = page.locator('#operator-view')
+      await view.getByRole('button', { name: 'Issue money', exact: true }).click()
+      await view.getByLabel('To: a username or an app id').fill(world.operator)
+      await view.getByLabel('Amount in Pi').fill('1')
+      await view.getByLabel('Reason (kept in the audit log)').fill('axe')
+      await view.getByRole('button', { name: 'Issue', exact: true }).click()
+      await page.getByRole('dialog', { name: 'Issue new money?' }).waitFor()
     },
   },
   {

@@ -239,6 +239,7 @@ describe('production: the platform page with the demo shop, in Chromium', () => 
 
     await passkeyPage.locator('#user-chip').click()
     await passkeyPage.locator('#drawer').getByRole('button', { name: 'Add a passkey' }).click()
+    await passkeyPage.getByRole('dialog', { name: 'Add a passkey' }).getByRole('button', { name: 'Continue' }).click()
     await passkeyPage.locator('#drawer').getByRole('button', { name: 'Remove the passkey Passkey' }).waitFor()
     const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId })
     assert.equal(credentials.length, 1)

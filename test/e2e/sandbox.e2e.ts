@@ -163,6 +163,8 @@ describe('the sandbox browser and the client SDK, in Chromium', () => {
     await screenshot(page, 'sandbox-payment')
 
     await pay.click()
+    // Paid: announced, with the transaction's receipt (#41 U23).
+    const receipt = await page.getByTestId('pay-success').getByRole('link').getAttribute('href')
     const done = await waitFor(async () => {
       const current = await payment(id)
       return current.status.developer_completed ? current : undefined
@@ -177,7 +179,13 @@ describe('the sandbox browser and the client SDK, in Chromium', () => {
       false,
     )
     assert.ok(fixture.backendCalls.some((c) => c.action === 'complete' && c.paymentId === id && c.status === 200))
+    // The sandbox's dialog closes itself once the app completed.
     await dialog(page).waitFor({ state: 'detached' })
+    assert.equal(receipt, `/sandbox/?view=receipt&tx=${txid}`)
+    const receiptPage = await page.context().newPage()
+    await receiptPage.goto(`${plinth.url}${receipt}`)
+    await receiptPage.getByTestId('receipt').getByText('Pi Testnet').waitFor()
+    await receiptPage.close()
 
     // The wallet shows the new balance and the transaction, linked to its ledger page.
     const after = await walletBalance(user.wallet.address)

@@ -86,6 +86,8 @@ describe('production: the operator’s support lookup, in Chromium', () => {
         await timeline.getByRole('heading', { name: `Payment ${paymentId}` }).waitFor()
         assert.equal(await page.evaluate<string>('document.activeElement?.id'), 'support-payment-title', 'the focus goes to the payment')
         await timeline.getByText('3.14 π').waitFor()
+        // The transaction opens its receipt (#41 U13).
+        assert.equal(await timeline.getByRole('link', { name: txid }).getAttribute('href'), `/?view=receipt&tx=${txid}`)
         await timeline.locator('tr[data-step="approved"]').getByText(`POST /v2/payments/${paymentId}/approve`).waitFor()
         await timeline.locator('tr[data-step="transaction_verified"]').getByText('No request in the app’s log').waitFor()
         if (size.name === 'desktop') await screenshot(page, 'operator-support-desktop')

@@ -1,7 +1,8 @@
 /**
  * Every page and view of both modes, for the suites that check them all alike (page-fit, page-axe):
  * a production platform with an operator who is also a developer and owns an app (so that the
- * top bar holds every tab, the wallet, the bell and the account chip), and a sandbox platform with
+ * top bar holds every tab, the wallet, the bell and the account chip) and was issued π (a
+ * transaction with a receipt), and a sandbox platform with
  * an app, a user and a payment (the sandbox page and the console).
  *
  * `VIEWS` lists each view with how to reach it from a fresh page at a given size; a test opens
@@ -24,6 +25,8 @@ export interface World {
   operator: string
   appName: string
   sandboxAppId: string
+  /** A transaction of the production ledger (an issue to the operator), for its receipt (#41 U13). */
+  receiptHash: string
   close(): Promise<void>
 }
 
@@ -35,6 +38,7 @@ export async function startWorld(): Promise<World> {
   await admin.grant(operator, 'developer')
   const appName = 'Supercalifragilistic Marketplace'
   await admin.createApp({ owner: operator, name: appName, url: 'https://shop.example/' })
+  const issued = await admin.issue({ target: operator, amount: '2', reason: 'a transaction to show the receipt of' })
   const sandbox = await startPlinth()
   const app = await sandbox.createApp('Supercalifragilistic Marketplace', 'http://127.0.0.1:3000/')
   const user = await sandbox.createUser('averyveryverylongusername_32chr')
@@ -60,6 +64,7 @@ export async function startWorld(): Promise<World> {
     operator,
     appName,
     sandboxAppId: app.app_id,
+    receiptHash: issued.transaction,
     close: async () => {
       await production.close()
       await sandbox.close()
@@ -147,6 +152,13 @@ export const VIEWS: View[] = [
   operatorSection('Apps', 'Apps'),
   operatorSection('Ledger', 'Ledger'),
   operatorSection('Audit log', 'Audit log'),
+  {
+    name: 'production: a transaction receipt',
+    open: async (page, world) => {
+      await page.goto(`${world.production.url}/?view=receipt&tx=${world.receiptHash}`)
+      await page.getByTestId('receipt').waitFor()
+    },
+  },
   {
     name: 'sandbox: choose a user',
     open: async (page, world) => {

@@ -127,7 +127,7 @@ export interface paths {
         delete: operations["accountRemovePasskey"];
         options?: never;
         head?: never;
-        /** Rename a passkey (1 to 60 characters, trimmed) */
+        /** Rename a passkey (1 to 60 characters once normalised) */
         patch: operations["accountRenamePasskey"];
         trace?: never;
     };
@@ -142,7 +142,7 @@ export interface paths {
         put?: never;
         /**
          * Begin registering a passkey: the options for navigator.credentials.create (startRegistration)
-         * @description Needs a re-authentication of this session within five minutes (a sign-in, POST /account/reauthenticate or its passkey form): otherwise 403 reauthentication_required.
+         * @description Needs a re-authentication of this session within five minutes (a sign-in, POST /account/reauthenticate or its passkey form): otherwise 403 reauthentication_required. The name the passkey will get may be sent here too, to be refused before the authenticator makes a credential (it is sent again with the response).
          */
         post: operations["accountPasskeyOptions"];
         delete?: never;
@@ -1216,6 +1216,26 @@ export interface paths {
          * @description One atomic act: the limit checked, the supply minted and the recipient paid in one database transaction, or nothing. A reason always; at most PLINTH_OPERATOR_DAILY_ISSUE_LIMIT Pi (10,000 by default) from the console in any 24 hours, all operators together (409 issue_limit_reached: nothing moved). Above PLINTH_OPERATOR_APPROVAL_THRESHOLD (1,000 by default) the issue waits for a second operator: 202 with the request (GET /operator/approvals).
          */
         post: operations["operatorIssue"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operator/issue/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check an issue before confirming it: the refusals known in advance, nothing moved or recorded
+         * @description The same body and the same refusals as POST /operator/issue (400 invalid_amount or invalid_arguments, 404 not_found, 409 issue_limit_reached), without issuing: 200 says what the issue would do. The issue checks again at the act (another operator may issue in between), so a check that passed is no promise.
+         */
+        post: operations["operatorIssueCheck"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4006,6 +4026,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description 1 to 60 characters once normalised (NFC, runs of spaces one space, trimmed); control, format and invisible characters are refused (400 invalid_arguments) */
                     name: string;
                 };
             };
@@ -4131,7 +4152,14 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1 to 60 characters once normalised (NFC, runs of spaces one space, trimmed); control, format and invisible characters are refused (400 invalid_arguments) */
+                    name?: string;
+                };
+            };
+        };
         responses: {
             /** @description WebAuthn options for @simplewebauthn/browser */
             200: {
@@ -4236,6 +4264,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description 1 to 60 characters once normalised (NFC, runs of spaces one space, trimmed); control, format and invisible characters are refused (400 invalid_arguments) */
                     name?: string;
                     response: {
                         id: string;
@@ -13536,6 +13565,160 @@ export interface operations {
                             /** @description A username, or an app id (an issue to an app) */
                             target: string;
                         };
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The platform error shape */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Machine-readable error code */
+                        error: string;
+                        /** @description Human-readable explanation */
+                        error_message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    operatorIssueCheck: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Pi, a positive decimal with at most 7 places */
+                    amount: string;
+                    /** @description At least one visible character, as a suspension’s */
+                    reason: string;
+                    /** @description A username, or an app id (app_…) */
+                    target: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The wallet the issue would pay */
+                        address: string;
+                        amount: string;
+                        /** @description PLINTH_OPERATOR_DAILY_ISSUE_LIMIT, Pi */
+                        daily_limit: string;
+                        /** @description Pi issued from the console by all operators in the last 24 hours */
+                        issued_today: string;
+                        /** @description Above PLINTH_OPERATOR_APPROVAL_THRESHOLD: the issue would wait for a second operator */
+                        needs_approval: boolean;
+                        target: string;
                     };
                 };
             };

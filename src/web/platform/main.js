@@ -9,8 +9,8 @@
  * The URL keeps the state, so a reload or a link lands in the same place:
  * `/sandbox/?user=<user_id>&app=<app_id>[&url=<app URL>][&path=<subroute>]`; for tests it also
  * tunes the page's timers (page-url.js). In production `view=portal` or `view=operator` (with
- * `portal_app=<app_id>`) opens the developer portal or the operator's console, and
- * `#/reset/<token>` is a password reset link an operator issued.
+ * `portal_app=<app_id>`) opens the developer portal or the operator's console, `view=receipt&tx=<hash>`
+ * a transaction's receipt (receipt.js), and `#/reset/<token>` is a password reset link an operator issued.
  */
 import { createAccountPanel } from './account/account-panel.js'
 import { createDeveloperSignup } from './account/developer-signup.js'
@@ -23,6 +23,7 @@ import { createOperatorConsole } from './operator/operator-panel.js'
 import { params, setUrl, tuning } from './page-url.js'
 import { createPicker } from './picker.js'
 import { createPlatform } from './platform.js'
+import { showReceipt } from './receipt.js'
 import './page-focus.js'
 import { byId, show, showError } from '../../web/ui/dom.js'
 import { createPortal } from './portal/portal-panel.js'
@@ -57,9 +58,9 @@ let api = createPlatform('sandbox')
 const production = () => api.mode === 'production'
 
 const frame = byId('app-frame', HTMLIFrameElement)
-const views = ['admin-view', 'signin-view', 'account-view', 'reset-view', 'picker-view', 'browser-view', 'portal-view', 'operator-view']
-/** @param {string} id */
-const showView = (id) => {
+// The page's views: the sections of <main> (index.html), one shown at a time.
+const views = [...document.querySelectorAll('main > section')].map((section) => section.id)
+const showView = (/** @type {string} */ id) => {
   for (const view of views) show(byId(view), view === id)
 }
 /**
@@ -170,8 +171,6 @@ byId('user-chip').addEventListener('click', () => {
   if (production()) accountPanel.toggle()
   else leave()
 })
-
-// Production: the tabs of a developer and of an operator
 
 const TABS = { apps: 'apps-tab', portal: 'portal-tab', operator: 'operator-tab' }
 
@@ -470,6 +469,7 @@ async function start() {
   // platform.json is the page's own file, not an API route: its shape is declared by hand (types.d.ts).
   state.platform = /** @type {import('./types').PlatformInfo} */ (await call(new URL('platform.json', import.meta.url).pathname))
   api = createPlatform(state.platform.mode)
+  if (params.get('view') === 'receipt') return showReceipt(showView, production())
   if (production()) {
     document.title = 'Plinth'
     byId('brand-mode').textContent = ''

@@ -5,6 +5,7 @@
  */
 
 import { byId, h, showError } from '../../web/ui/dom.js'
+import { createHomeGuide } from './account/home-guide.js'
 import { refocus } from './page-focus.js'
 import { isIcon } from './widgets.js'
 
@@ -14,6 +15,10 @@ import { isIcon } from './widgets.js'
  * @param {import('./types').PickerContext} ctx
  */
 export function createPicker(ctx) {
+  // Production: a new person's next steps, above the directory (account/home-guide.js).
+  const guide = createHomeGuide()
+  byId('app-list').before(guide.element)
+
   async function showPicker() {
     ctx.showView('picker-view')
     ctx.markTab('apps')
@@ -23,6 +28,7 @@ export function createPicker(ctx) {
     list.replaceChildren(h('li', { class: 'muted' }, 'Loading…'))
     try {
       const apps = await ctx.listApps()
+      if (ctx.production()) await guide.show(apps.length)
       list.replaceChildren(
         ...(apps.length === 0
           ? [h('li', { class: 'muted' }, ctx.production() ? 'No apps yet.' : 'No apps yet: create one with POST /sandbox/apps.')]
@@ -64,6 +70,7 @@ export function createPicker(ctx) {
             )),
       )
     } catch (error) {
+      guide.element.hidden = true
       list.replaceChildren()
       ctx.failIn(byId('picker-error'))(error)
     }

@@ -7,6 +7,7 @@
  *   cookie). Payments are paid by the account API, never by the app's access token.
  */
 import { ApiError, account, call, sandbox } from './api.js'
+import { receiptUrl } from './receipt.js'
 
 const enc = encodeURIComponent
 
@@ -66,8 +67,9 @@ export function createPlatform(mode) {
       /** The user's payments, for naming the wallet's transactions by app and memo. */
       payments: async (/** @type {PlatformUser} */ _user, /** @type {Quiet} */ { background = false } = {}) =>
         (await account('/account/payments?limit=50', { background })).payments,
-      /** Where the wallet's ledger links go: the ledger API (production has no console). */
-      ledgerUrl: (/** @type {string} */ kind, /** @type {string} */ id) => `/ledger/${kind}/${enc(id)}`,
+      /** Where the wallet's ledger links go: a transaction's receipt (receipt.js; production has no console), or the ledger API. */
+      ledgerUrl: (/** @type {string} */ kind, /** @type {string} */ id) =>
+        kind === 'transactions' ? receiptUrl(id) : `/ledger/${kind}/${enc(id)}`,
     }
   }
   // The same calls as production's (unused parameters named): the page calls either the same way.

@@ -97,8 +97,10 @@ export function askReason({ title, action, text }) {
 /**
  * Asks for a short text (a name, a reason) in a dialog, `value` filled in and selected, `text` an
  * explanation above the field. Resolves to the trimmed text, or undefined when the person cancels;
- * an empty one is refused in the dialog's alert line (`empty`).
- * @param {{ title: string, label: string, value?: string, maxlength?: number, action: string, text?: string, empty?: string }} options
+ * an empty one is refused in the dialog's alert line (`empty`). `submit(text)`, when given, runs
+ * before the dialog closes: its refusal (the platform's message) is shown in the same alert line,
+ * next to the field, and the dialog stays open to correct it.
+ * @param {{ title: string, label: string, value?: string, maxlength?: number, action: string, text?: string, empty?: string, submit?: (text: string) => Promise<unknown> }} options
  * @returns {Promise<string | undefined>}
  */
 export function askText({
@@ -109,6 +111,7 @@ export function askText({
   action,
   text,
   empty = `${label}: at least one character that is not a space.`,
+  submit,
 }) {
   return new Promise((resolve) => {
     const id = uniqueId('text')
@@ -129,14 +132,20 @@ export function askText({
             class: 'stack',
             // The page says what is missing itself, in the dialog's alert line.
             novalidate: true,
-            onsubmit: (/** @type {SubmitEvent} */ event) => {
+            onsubmit: async (/** @type {SubmitEvent} */ event) => {
               event.preventDefault()
               const given = input.value.trim()
-              if (given === '') {
-                problem.textContent = empty
+              /** @param {string} message */
+              const refuse = (message) => {
+                problem.textContent = message
                 problem.hidden = false
                 input.focus()
-                return
+              }
+              if (given === '') return refuse(empty)
+              try {
+                await submit?.(given)
+              } catch (error) {
+                return refuse(error instanceof Error ? error.message : String(error))
               }
               answer(given)
             },

@@ -63,6 +63,17 @@ describe(`two networks, two ledgers (${TEST_DB})`, () => {
     const byHash = await get(`/ledger/transactions/${hash}`)
     assert.equal(byHash.statusCode, 200, byHash.body)
     assert.equal(json<TransactionBody>(byHash).hash, hash)
+    // And its operations (and payments), as the receipt and the wallet read them (#41 U13).
+    for (const collection of ['operations', 'payments']) {
+      const ops = json<{ _embedded: { records: Array<{ from: string; to: string; amount: string }> } }>(
+        await get(`/ledger/transactions/${hash}/${collection}`),
+      )
+      assert.deepEqual(
+        ops._embedded.records.map((op) => [op.from, op.to, op.amount]),
+        [[from.publicKey(), to.publicKey(), '7.0000000']],
+        `a Mainnet transaction's ${collection} by its hash`,
+      )
+    }
   })
 
   it('/ledger applies a transaction signed under Pi Testnet on the Testnet ledger: no Mainnet balance moves', async () => {

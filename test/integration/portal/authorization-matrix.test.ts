@@ -127,6 +127,7 @@ describe('the portal and operator authorization matrix', () => {
     'post /operator/apps/{app_id}/suspend': { row: OPERATOR, body: { reason: 'matrix' } },
     'post /operator/apps/{app_id}/restore': { row: OPERATOR, body: { reason: 'matrix' } },
     'post /operator/issue': { row: OPERATOR, body: { target: throwawayUser, amount: '1', reason: 'matrix' } },
+    'post /operator/issue/check': { row: OPERATOR, body: { target: throwawayUser, amount: '1', reason: 'matrix' } },
     'get /operator/ledger/check': { row: OPERATOR },
     'get /operator/approvals': { row: OPERATOR },
     'post /operator/approvals/{approval_id}/approve': { row: OPERATOR },

@@ -119,14 +119,15 @@ export function createAccountPanel(ctx) {
           type: 'button',
           'aria-label': `Rename the passkey ${passkey.name}`,
           onclick: async () => {
+            // A refused name (docs/accounts.md, "Passkeys") is said in the dialog, which stays open.
             const name = await askText({
               title: 'Rename the passkey',
               label: 'Name',
               value: passkey.name,
               action: 'Rename',
+              submit: (given) => account(`/account/passkeys/${enc(passkey.id)}`, { method: 'PATCH', body: { name: given } }),
             })
-            if (name !== undefined)
-              await act(account(`/account/passkeys/${enc(passkey.id)}`, { method: 'PATCH', body: { name } }), 'Passkey renamed.')
+            if (name !== undefined) await act(Promise.resolve(), 'Passkey renamed.')
           },
         },
         'Rename',
@@ -202,24 +203,40 @@ export function createAccountPanel(ctx) {
       password.focus()
     })
 
-  const registerPasskey = async () => {
-    const optionsJSON = await account('/account/passkeys/options', { method: 'POST' })
-    const response = await window.SimpleWebAuthnBrowser.startRegistration({ optionsJSON })
-    await account('/account/passkeys/verify', { method: 'POST', body: { response, name: 'Passkey' } })
-  }
+  /** @param {string} name */
+  const registrationOptions = (name) => account('/account/passkeys/options', { method: 'POST', body: { name } })
 
   /**
-   * Adds a passkey; when the session's last proof is too old, asks for one first and tries again.
+   * Adds a passkey: first its name, which the platform checks before the authenticator makes
+   * anything (a refused one is said in the dialog); when the session's last proof is too old, asks
+   * for one; then the authenticator's ceremony. Toasts when it is added; nothing when cancelled.
    * @param {boolean} hasPasskeys
    */
   const addPasskey = async (hasPasskeys) => {
-    try {
-      await registerPasskey()
-    } catch (error) {
-      if (/** @type {Failure} */ (error).code !== 'reauthentication_required') throw error
+    /** @type {Awaited<ReturnType<typeof registrationOptions>> | undefined} */
+    let optionsJSON
+    const name = await askText({
+      title: 'Add a passkey',
+      label: 'Its name: where the passkey is kept, such as “Work laptop” or “Phone”',
+      value: 'Passkey',
+      action: 'Continue',
+      submit: async (given) => {
+        try {
+          optionsJSON = await registrationOptions(given)
+        } catch (error) {
+          // The name is checked first: this refusal means the name is fine and the session must confirm it is the person.
+          if (/** @type {Failure} */ (error).code !== 'reauthentication_required') throw error
+        }
+      },
+    })
+    if (name === undefined) return
+    if (optionsJSON === undefined) {
       if (!(await confirmIdentity(hasPasskeys))) throw new Error('No passkey added: you did not confirm it was you.')
-      await registerPasskey()
+      optionsJSON = await registrationOptions(name)
     }
+    const response = await window.SimpleWebAuthnBrowser.startRegistration({ optionsJSON })
+    await account('/account/passkeys/verify', { method: 'POST', body: { response, name } })
+    toast('Passkey added: you can sign in with it.')
   }
 
   /** The passkeys ticked to keep when the password changes or every session ends: the others are removed. */
@@ -313,11 +330,7 @@ export function createAccountPanel(ctx) {
         passkeys.length === 0
           ? h('p', { class: 'muted' }, 'None yet.')
           : h('ul', { class: 'list', 'aria-label': 'Passkeys' }, passkeys.map(passkeyRow)),
-        h(
-          'button',
-          { type: 'button', onclick: () => act(addPasskey(passkeys.length > 0), 'Passkey added: you can sign in with it.') },
-          'Add a passkey',
-        ),
+        h('button', { type: 'button', onclick: () => act(addPasskey(passkeys.length > 0)) }, 'Add a passkey'),
         h('h3', {}, 'Password'),
         keepList(passkeys),
         passwordForm(),

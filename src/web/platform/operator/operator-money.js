@@ -11,6 +11,7 @@ import { formatPi } from '../../../web/ui/format.js'
 import { pagedRows } from '../../../web/ui/tables.js'
 import { toast } from '../../../web/ui/toast.js'
 import { account } from '../api.js'
+import { receiptLink } from '../receipt.js'
 import { alertLine, askReason, confirmAct, facts, query, when } from '../widgets.js'
 
 const enc = encodeURIComponent
@@ -52,14 +53,7 @@ export function issueSection(ctx) {
           ['Address', h('span', { class: 'mono' }, issued.address)],
           ['Amount', formatPi(issued.amount)],
           ['Balance now', formatPi(issued.balance)],
-          [
-            'Transaction',
-            h(
-              'a',
-              { class: 'mono', href: `/ledger/transactions/${enc(issued.transaction)}`, target: '_blank', rel: 'noopener' },
-              issued.transaction,
-            ),
-          ],
+          ['Transaction', h('span', { class: 'mono' }, receiptLink(issued.transaction, issued.transaction))],
           ['Ledger', String(issued.ledger)],
           ['Audit record', issued.audit_id],
         ],
@@ -73,10 +67,18 @@ export function issueSection(ctx) {
       onsubmit: async (/** @type {SubmitEvent} */ event) => {
         event.preventDefault()
         const body = { target: target.value.trim(), amount: amount.value.trim(), reason: reason.value.trim() }
+        result.replaceChildren()
+        // The refusals known in advance (the limit, the amount, the target) come before the question (#41 U17).
+        const checked = await ctx.attempt(() => account('/operator/issue/check', { method: 'POST', body }), problem)
+        if (!checked.ok) return
+        const plan = checked.value
         const sure = await confirmAct({
           title: 'Issue new money?',
-          text: `${formatPi(body.amount)} of new money into the wallet of ${body.target}. It is a ledger transaction: it cannot be taken back.`,
-          action: 'Issue',
+          text:
+            `${formatPi(plan.amount)} of new money into the wallet of ${plan.target}. It is a ledger transaction: it cannot be taken back. ` +
+            `${formatPi(plan.issued_today)} of the ${formatPi(plan.daily_limit)} daily limit is issued so far.` +
+            (plan.needs_approval ? ' Above the approval threshold: it will wait for a second operator.' : ''),
+          action: plan.needs_approval ? 'Ask for approval' : 'Issue',
         })
         if (!sure) return
         result.replaceChildren()

@@ -13,6 +13,7 @@ import { formatLocalTime, formatPi, shortMiddle } from '../../../web/ui/format.j
 import { inlineForm } from '../../../web/ui/forms.js'
 import { emptyRow, grid, pagedRows } from '../../../web/ui/tables.js'
 import { account } from '../api.js'
+import { receiptLink } from '../receipt.js'
 
 /** @typedef {import('../../api/routes').Answer<'/operator/support/payments?', 'GET'>['payments'][number]} SupportPayment */
 /** @typedef {import('../../api/routes').Answer<'/operator/support/users?', 'GET'>['users'][number]} SupportUser */
@@ -221,7 +222,14 @@ export function supportSection(ctx) {
       ['App', `${found.app.name} (${found.app.app_id})${found.app.suspended ? ', suspended' : ''}`],
       [
         'Transaction',
-        found.ledger_transaction === null ? 'none yet' : `${found.ledger_transaction.hash} (ledger ${found.ledger_transaction.ledger})`,
+        found.ledger_transaction === null
+          ? 'none yet'
+          : h(
+              'span',
+              {},
+              receiptLink(found.ledger_transaction.hash, found.ledger_transaction.hash),
+              ` (ledger ${found.ledger_transaction.ledger})`,
+            ),
       ],
     ]
     timeline.replaceChildren(

@@ -10,6 +10,7 @@ import { h } from '../../../web/ui/dom.js'
 import { formatPi } from '../../../web/ui/format.js'
 import { toast } from '../../../web/ui/toast.js'
 import { call } from '../api.js'
+import { receiptLink } from '../receipt.js'
 import { createPayGuard, near, PLACES } from './pay-guard.js'
 import { canCancel, FEE_PI, FINAL_STATES, initialState, shortOfFunds, toStroops, transition, view } from './payment-machine.js'
 
@@ -93,6 +94,8 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
   const current = () => /** @type {ApiPayment} */ (state.payment)
 
   const status = h('p', { class: 'status-line', role: 'status', 'data-stage': state.name }, 'Creating the payment…')
+  // Paid: what was paid, to whom, and the receipt, announced once the transaction is on the ledger (#41 U23).
+  const success = h('div', { class: 'pay-success', role: 'status', 'aria-live': 'polite', 'data-testid': 'pay-success' })
   const balance = h('dd', { class: 'balance-value' }, '…')
   const paymentId = h('dd', { class: 'mono' }, '…')
   const payButton = h('button', { type: 'button', class: 'primary', disabled: true }, 'Pay')
@@ -132,6 +135,7 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
         paymentId,
       ),
       stepUpBox,
+      success,
       status,
       h('div', { class: 'actions' }, cancelButton, closeButton, payButton),
     ],
@@ -341,6 +345,10 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
       // Paid: on the ledger, with its transaction.
       const txid = () => /** @type {{ txid: string }} */ (paid.transaction).txid
       const sendCompletion = () => reply.event('readyForServerCompletion', [paid.identifier, txid()])
+      success.replaceChildren(
+        h('p', {}, h('strong', {}, `You paid ${formatPi(amount)} to ${app.name}.`)),
+        h('p', {}, receiptLink(txid(), 'View the receipt (opens in a new tab)', {})),
+      )
       sendCompletion()
       every(ctx.tuning.resendMs, () => {
         if (state.name !== 'paid') return
@@ -351,7 +359,9 @@ export async function runPaymentDialog(ctx, auth, params, reply) {
     },
     completed: () => {
       finish(['completed', [state.payment]])
-      setTimeout(closeDialog, 2000)
+      // The sandbox's dialog closes on its own (a developer pays again and again); production's
+      // stays with its receipt until the person closes it.
+      if (ctx.platform().mode !== 'production') setTimeout(closeDialog, 2000)
     },
     cancelled: () => finish(['cancel', [current().identifier]]),
     cancelled_by_app: () => finish(['error', [{ code: 'payment_cancelled', message: status.textContent }, state.payment]]),

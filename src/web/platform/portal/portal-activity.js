@@ -13,6 +13,7 @@ import { inlineForm } from '../../../web/ui/forms.js'
 import { emptyRow, grid, pagedRows } from '../../../web/ui/tables.js'
 import { toast } from '../../../web/ui/toast.js'
 import { account } from '../api.js'
+import { receiptLink } from '../receipt.js'
 import { alertLine, facts, query, subTabs, when } from '../widgets.js'
 import { createRequestLog } from './request-log.js'
 
@@ -237,9 +238,7 @@ export function createActivity({ attempt, refresh }) {
             ['Created', when(payment.created_at)],
             [
               'Transaction',
-              tx === null
-                ? undefined
-                : h('a', { href: `/ledger/transactions/${enc(tx.hash)}`, target: '_blank', rel: 'noopener' }, shortMiddle(tx.hash)),
+              tx === null ? undefined : receiptLink(tx.hash, shortMiddle(tx.hash), { app: app.app_id, payment: payment.identifier }),
             ],
             ['Waiting for', advice.waiting_for],
             ['Next call', advice.next_call === 'none' ? undefined : h('code', {}, advice.next_call)],

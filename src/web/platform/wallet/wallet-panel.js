@@ -173,7 +173,11 @@ export function createWallet(ctx) {
       h('span', {}, describe(tx, byTxid)),
       h('span', { class: `amount ${direction}` }, amount),
       h('span', { class: 'muted' }, formatLocalTime(tx.created_at)),
-      h('a', { href: ctx.ledgerUrl('transactions', tx.hash), target: '_blank', rel: 'noopener' }, `Ledger: ${shortMiddle(tx.hash)}`),
+      h(
+        'a',
+        { href: ctx.ledgerUrl('transactions', tx.hash), target: '_blank', rel: 'noopener' },
+        `${ctx.production() ? 'Receipt' : 'Ledger'}: ${shortMiddle(tx.hash)}`,
+      ),
     )
   }
 
