@@ -74,7 +74,13 @@ describe('the production operator’s walk: docs/production.md and docs/operator
       walker.shop?.closeAllConnections()
       walker.shop?.close()
     }
-    if (server?.pid !== undefined && server.exitCode === null) process.kill(-server.pid, 'SIGKILL')
+    if (server?.pid !== undefined && server.exitCode === null && server.signalCode === null) {
+      try {
+        process.kill(-server.pid, 'SIGKILL')
+      } catch {
+        // Already gone.
+      }
+    }
     rmSync(temp, { recursive: true, force: true })
   })
 
@@ -330,8 +336,9 @@ describe('the production operator’s walk: docs/production.md and docs/operator
     const row = view.locator('tr[data-payment-id]', { hasText: '3.14' }).first()
     await row.getByRole('button', { name: /^Open the payment / }).click()
     const timeline = view.getByTestId('support-timeline')
-    await timeline.locator('tr[data-step="approved"]').getByText('/approve').waitFor()
-    await timeline.getByText('3.14 π').waitFor()
+    await timeline.getByRole('heading', { name: /^Payment / }).waitFor()
+    await timeline.getByText('3.14 π').first().waitFor()
+    for (const state of ['approved', 'transaction_verified', 'completed']) await timeline.locator(`tr[data-step="${state}"]`).waitFor()
   })
 
   each('Suspending', OPS, 'the app with a reason: its key refused, out of the directory; restored', async (w) => {
@@ -346,10 +353,12 @@ describe('the production operator’s walk: docs/production.md and docs/operator
     await view.locator(`li[data-app-id="${w.appId}"]`).getByText('Suspended').waitFor()
     const refused = await keyAnswer(w.apiKey)
     assert.equal(refused.body.error, 'app_suspended')
-    await w.user.getByRole('button', { name: 'Apps', exact: true }).click()
-    await w.user.reload()
+    await w.user.goto(`${publicUrl}/`)
     await w.user.getByRole('heading', { name: 'Open an app' }).waitFor()
-    assert.equal(await w.user.getByRole('button', { name: `Open ${w.appName}` }).count(), 0)
+    const directory = (await w.user.evaluate(
+      `fetch('/account/apps', { credentials: 'same-origin' }).then((r) => r.json()).then((b) => b.apps.map((a) => a.name))`,
+    )) as string[]
+    assert.equal(directory.includes(w.appName), false, 'out of the directory')
     await view.getByRole('button', { name: `Restore ${w.appName}` }).click()
     await dialog.getByLabel('Reason (kept in the audit log)').fill('Review found nothing wrong')
     await dialog.getByRole('button', { name: 'Restore' }).click()
@@ -385,7 +394,7 @@ describe('the production operator’s walk: docs/production.md and docs/operator
 
   each('The listing queue', OPS, 'the approved app left the queue; the approval is audited', async (w) => {
     await openOperator(w, 'Listings')
-    assert.equal(await operatorView(w).locator(`li[data-app-id="${w.appId}"]`).count(), 0)
+    await operatorView(w).getByText('No app waits for a listing review.').waitFor()
     const records = await w.operator.evaluate(
       `fetch('/operator/audit?action=approve-listing&target=${w.appId}', { credentials: 'same-origin' }).then((r) => r.json()).then((b) => b.records.length)`,
     )
