@@ -14,7 +14,7 @@ export type Size = (typeof SIZES)[number]
 
 /** Create account at the page's sign-in form; resolves on the signed-in home. */
 export async function signUp(page: Page, base: string, username: string, password = GOOD_PASSWORD): Promise<void> {
-  await page.goto(`${base}/?${new URLSearchParams(FAST)}`)
+  await page.goto(`${base}/?${new URLSearchParams(FAST)}`, { waitUntil: 'domcontentloaded' })
   await page.getByLabel('Username (3 to 32').fill(username)
   await page.getByLabel('Password (8 to 128').fill(password)
   await page.getByRole('button', { name: 'Create account' }).click()
@@ -23,7 +23,7 @@ export async function signUp(page: Page, base: string, username: string, passwor
 
 /** Sign in with the password; resolves on the signed-in home. */
 export async function signIn(page: Page, base: string, username: string, password = GOOD_PASSWORD): Promise<void> {
-  await page.goto(`${base}/?${new URLSearchParams(FAST)}`)
+  await page.goto(`${base}/?${new URLSearchParams(FAST)}`, { waitUntil: 'domcontentloaded' })
   await page.locator('#signin-username').fill(username)
   await page.locator('#signin-password').fill(password)
   await page.getByRole('button', { name: 'Sign in', exact: true }).click()

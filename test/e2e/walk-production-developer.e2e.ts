@@ -206,9 +206,8 @@ describe('the production developer’s walk: docs/portal.md, in Chromium at both
     const v = view(w.page)
     const tools = v.getByTestId('portal-tools')
     await tools.getByTestId('portal-overview').getByText('0 payments in all.').waitFor()
-    const requestId = String(
-      await v.getByRole('table', { name: 'Logged calls, newest first' }).locator('tr[data-request-id]').first().getAttribute('data-request-id'),
-    )
+    // The call's X-Request-Id, as a user reporting a problem would quote it.
+    const requestId = String((await keyCall(w.apiKey)).headers.get('x-request-id'))
     await tools.getByLabel('Find in the app').fill(requestId)
     await tools.getByRole('button', { name: 'Find', exact: true }).click()
     await tools.getByTestId('portal-find-hits').locator('li[data-request-id]').first().waitFor()
