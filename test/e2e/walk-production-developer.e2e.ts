@@ -234,11 +234,10 @@ describe('the production developer’s walk: docs/portal.md, in Chromium at both
     token = String(made.body.token)
     const line = [...doc.matchAll(/^```sh\n(curl [^\n]*\/portal\/apps[^\n]*)\n```$/gm)][0]?.[1]
     assert.ok(line, 'portal.md has the curl line')
-    const answer = execFileSync('bash', ['-c', line.replace('localhost:8080', plinth.url)], {
-      env: { PATH: process.env.PATH, PLINTH_TOKEN: token },
-      encoding: 'utf8',
-    })
-    const apps = (JSON.parse(answer) as { apps: { app_id: string }[] }).apps
+    // Not execFileSync: the platform answers in this very process.
+    const answer = await runCommand('bash', ['-c', line.replace('localhost:8080', plinth.url)], { env: { PLINTH_TOKEN: token } })
+    assert.equal(answer.code, 0, answer.stderr)
+    const apps = (JSON.parse(answer.stdout) as { apps: { app_id: string }[] }).apps
     assert.deepEqual(
       apps.map((app) => app.app_id),
       [w.appId],
