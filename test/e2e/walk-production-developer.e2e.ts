@@ -50,7 +50,9 @@ describe('the production developer’s walk: docs/portal.md, in Chromium at both
     site = await serve({
       '/': '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Comet</title></head><body><h1>Comet</h1></body></html>',
       '/validation-key.txt': async () =>
-        published.size === 0 ? { status: 404, type: 'text/plain', body: 'not found' } : { type: 'text/plain', body: [...published].at(-1) ?? '' },
+        published.size === 0
+          ? { status: 404, type: 'text/plain', body: 'not found' }
+          : { type: 'text/plain', body: [...published].at(-1) ?? '' },
     })
     browser = await launchBrowser()
     for (const size of SIZES) {
@@ -89,9 +91,13 @@ describe('the production developer’s walk: docs/portal.md, in Chromium at both
   /** No part of the page needs a sideways scroll at the walker's width. */
   const fits = async (w: Walker) => {
     const wide = Number(await w.page.evaluate('document.documentElement.scrollWidth'))
-    assert.ok(wide <= w.size.width, `the page is ${wide} px wide in a ${w.size.width} px window`)
+    const past = await w.page.evaluate(
+      `[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > ${w.size.width} + 0.5 && e.getClientRects().length > 0).slice(0, 5).map((e) => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + '.' + [...e.classList].join('.') + '[' + Math.round(e.getBoundingClientRect().right) + ']')`,
+    )
+    assert.ok(wide <= w.size.width, `the page is ${wide} px wide in a ${w.size.width} px window: ${JSON.stringify(past)}`)
   }
-  const keyCall = (key: string) => fetch(`${plinth.url}/v2/payments/incomplete_server_payments`, { headers: { authorization: `Key ${key}` } })
+  const keyCall = (key: string) =>
+    fetch(`${plinth.url}/v2/payments/incomplete_server_payments`, { headers: { authorization: `Key ${key}` } })
   /** A same-origin JSON request of the signed-in page, as the doc's routes are called. */
   const call = (page: Page, method: string, path: string, body?: unknown) =>
     page.evaluate(
@@ -137,7 +143,10 @@ describe('the production developer’s walk: docs/portal.md, in Chromium at both
     await w.member.reload()
     await w.member.getByRole('button', { name: 'Portal', exact: true }).click()
     const mv = view(w.member)
-    await mv.getByRole('button', { name: new RegExp(w.appName) }).first().click()
+    await mv
+      .getByRole('button', { name: new RegExp(w.appName) })
+      .first()
+      .click()
     await mv.getByText('You are a member').waitFor()
     for (const owners of ['Make a key', 'Add member']) assert.equal(await mv.getByRole('button', { name: owners }).count(), 0, owners)
     await mv.getByRole('button', { name: 'Leave the app' }).waitFor()

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict'
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import type { Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
@@ -124,11 +123,21 @@ describe('the production operator’s walk: docs/production.md and docs/operator
     const lines = blockWith('export PLINTH_MODE=production')
       .split('\n')
       .filter((line) => line.startsWith('export ') && !line.startsWith('export DATABASE_URL'))
-    const printed = execFileSync('bash', ['-c', `${lines.join('\n')}\nenv -0`], { cwd: clone, encoding: 'utf8', env: { PATH: process.env.PATH } })
-    const exported = Object.fromEntries(printed.split('\0').map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]))
+    const printed = execFileSync('bash', ['-c', `${lines.join('\n')}\nenv -0`], {
+      cwd: clone,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH },
+    })
+    const exported = Object.fromEntries(
+      printed.split('\0').map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]),
+    )
     assert.match(exported.PLINTH_SECRET_KEY ?? '', /^[0-9a-f]{64}$/, 'a 256-bit key, from the doc’s command')
     assert.equal(exported.PLINTH_MODE, 'production')
-    env = { PLINTH_SECRET_KEY: exported.PLINTH_SECRET_KEY ?? '', PLINTH_MODE: 'production', PLINTH_PUBLIC_URL: exported.PLINTH_PUBLIC_URL ?? '' }
+    env = {
+      PLINTH_SECRET_KEY: exported.PLINTH_SECRET_KEY ?? '',
+      PLINTH_MODE: 'production',
+      PLINTH_PUBLIC_URL: exported.PLINTH_PUBLIC_URL ?? '',
+    }
     assert.equal(execFileSync('git', ['-C', clone, 'ls-files', 'dist'], { encoding: 'utf8' }), '', 'no dist/ in a fresh clone')
   })
 
@@ -171,7 +180,9 @@ describe('the production operator’s walk: docs/production.md and docs/operator
     await waitFor(
       async () => {
         if (server?.exitCode !== null) throw new Error(`plinth start exited: ${output}`)
-        return fetch(`${publicUrl}/readyz`).then((r) => r.ok).catch(() => false)
+        return fetch(`${publicUrl}/readyz`)
+          .then((r) => r.ok)
+          .catch(() => false)
       },
       'the platform to be ready',
       120_000,
@@ -204,47 +215,62 @@ describe('the production operator’s walk: docs/production.md and docs/operator
     await w.developer.getByTestId('developer-signup-ask').getByText('operator grants the developer role').waitFor()
     await signIn(w.operator, publicUrl, operatorName)
     await findUser(w, w.developerName)
-    await operatorView(w).getByRole('button', { name: `Grant the developer role to ${w.developerName}` }).click()
-    await operatorView(w).getByRole('button', { name: `Withdraw the developer role from ${w.developerName}` }).waitFor()
+    await operatorView(w)
+      .getByRole('button', { name: `Grant the developer role to ${w.developerName}` })
+      .click()
+    await operatorView(w)
+      .getByRole('button', { name: `Withdraw the developer role from ${w.developerName}` })
+      .waitFor()
     await w.developer.reload()
     await w.developer.getByRole('button', { name: 'Portal', exact: true }).waitFor()
   })
 
-  each('5. An app, its domain and its key', PROD, 'registers in the Portal, verifies the domain, makes a key; Listings approves it', async (w) => {
-    // The demo shop on a port of its own, registered at its URL (§11), restarted with what the portal shows.
-    const shopPort = await freePort()
-    w.shopUrl = `http://127.0.0.1:${shopPort}/`
-    const page = w.developer
-    const view = portalView(w)
-    await page.getByRole('button', { name: 'Portal', exact: true }).click()
-    await view.getByRole('button', { name: 'Register an app' }).click()
-    await view.getByLabel('Name').fill(w.appName)
-    await view.getByLabel('Frontend URL (http or https)').fill(w.shopUrl)
-    await view.getByLabel('Description').fill('Mugs and rewards, in π.')
-    await view.getByRole('button', { name: 'Register', exact: true }).click()
-    const once = view.getByTestId('shown-once')
-    await once.getByText('Shown once: copy it now.').waitFor()
-    w.apiKey = await once.getByTestId('secret-api-key').inputValue()
-    const seed = await once.getByTestId('secret-wallet-seed').inputValue()
-    assert.match(seed, /^S[A-Z2-7]{55}$/)
-    w.appId = await view.getByTestId('portal-app-id').innerText()
-    const validationKey = await view.getByTestId('validation-key').inputValue()
-    assert.match(validationKey, /^plinth-/)
-    ;({ server: w.shop } = createShop({ plinthUrl: publicUrl, apiKey: w.apiKey, walletSeed: seed, validationKey }))
-    await new Promise<void>((resolve) => w.shop?.listen(shopPort, '127.0.0.1', resolve))
-    await view.getByRole('button', { name: 'Verify the domain' }).click()
-    await view.getByTestId('verified-line').getByText(`Verified at ${w.shopUrl.slice(0, -1)}`).waitFor()
-    await view.getByLabel('A new key’s name').fill('backend')
-    await view.getByRole('button', { name: 'Make a key' }).click()
-    await view.getByTestId('shown-once').getByText('New server API key “backend”').waitFor()
-    assert.equal((await keyAnswer(w.apiKey)).status, 200)
-    // A Pi Network app waits for the operator's review before it is in the directory.
-    await view.getByTestId('listing-state').getByText('waiting for the platform’s review').waitFor()
-    await openOperator(w, 'Listings')
-    await operatorView(w).locator(`li[data-app-id="${w.appId}"]`).getByRole('button', { name: `Approve ${w.appName}` }).click()
-    await w.operator.getByRole('dialog').getByRole('button', { name: 'Approve' }).click()
-    await operatorView(w).locator(`li[data-app-id="${w.appId}"]`).waitFor({ state: 'detached' })
-  })
+  each(
+    '5. An app, its domain and its key',
+    PROD,
+    'registers in the Portal, verifies the domain, makes a key; Listings approves it',
+    async (w) => {
+      // The demo shop on a port of its own, registered at its URL (§11), restarted with what the portal shows.
+      const shopPort = await freePort()
+      w.shopUrl = `http://127.0.0.1:${shopPort}/`
+      const page = w.developer
+      const view = portalView(w)
+      await page.getByRole('button', { name: 'Portal', exact: true }).click()
+      await view.getByRole('button', { name: 'Register an app' }).click()
+      await view.getByLabel('Name').fill(w.appName)
+      await view.getByLabel('Frontend URL (http or https)').fill(w.shopUrl)
+      await view.getByLabel('Description').fill('Mugs and rewards, in π.')
+      await view.getByRole('button', { name: 'Register', exact: true }).click()
+      const once = view.getByTestId('shown-once')
+      await once.getByText('Shown once: copy it now.').waitFor()
+      w.apiKey = await once.getByTestId('secret-api-key').inputValue()
+      const seed = await once.getByTestId('secret-wallet-seed').inputValue()
+      assert.match(seed, /^S[A-Z2-7]{55}$/)
+      w.appId = await view.getByTestId('portal-app-id').innerText()
+      const validationKey = await view.getByTestId('validation-key').inputValue()
+      assert.match(validationKey, /^plinth-/)
+      ;({ server: w.shop } = createShop({ plinthUrl: publicUrl, apiKey: w.apiKey, walletSeed: seed, validationKey }))
+      await new Promise<void>((resolve) => w.shop?.listen(shopPort, '127.0.0.1', resolve))
+      await view.getByRole('button', { name: 'Verify the domain' }).click()
+      await view
+        .getByTestId('verified-line')
+        .getByText(`Verified at ${w.shopUrl.slice(0, -1)}`)
+        .waitFor()
+      await view.getByLabel('A new key’s name').fill('backend')
+      await view.getByRole('button', { name: 'Make a key' }).click()
+      await view.getByTestId('shown-once').getByText('New server API key “backend”').waitFor()
+      assert.equal((await keyAnswer(w.apiKey)).status, 200)
+      // A Pi Network app waits for the operator's review before it is in the directory.
+      await view.getByTestId('listing-state').getByText('waiting for the platform’s review').waitFor()
+      await openOperator(w, 'Listings')
+      await operatorView(w)
+        .locator(`li[data-app-id="${w.appId}"]`)
+        .getByRole('button', { name: `Approve ${w.appName}` })
+        .click()
+      await w.operator.getByRole('dialog').getByRole('button', { name: 'Approve' }).click()
+      await operatorView(w).locator(`li[data-app-id="${w.appId}"]`).waitFor({ state: 'detached' })
+    },
+  )
 
   each('6. A user signs up', PROD, 'Create account; the wallet is empty', async (w) => {
     await signUp(w.user, publicUrl, w.userName)
@@ -285,7 +311,9 @@ describe('the production operator’s walk: docs/production.md and docs/operator
       ),
     )
     const line = blockWith('/v2/me').trim().replace('https://pi.example.org', publicUrl)
-    const me = execFileSync('bash', ['-c', `curl -s ${line.slice('curl '.length)}`], { env: { PATH: process.env.PATH, ACCESS_TOKEN: accessToken } })
+    const me = execFileSync('bash', ['-c', `curl -s ${line.slice('curl '.length)}`], {
+      env: { PATH: process.env.PATH, ACCESS_TOKEN: accessToken },
+    })
     assert.equal((JSON.parse(String(me)) as { username: string }).username, w.userName)
   })
 

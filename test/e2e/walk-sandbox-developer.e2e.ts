@@ -125,43 +125,53 @@ describe('the sandbox developer’s walk: README’s quick start, sandbox-browse
   })
 
   for (const size of SIZES) {
-    step(README, 'Quick start', `open /sandbox/, sign in as demo_pioneer, open Demo Shop: sign in, buy, an ad, a reward, a notification (${size.name})`, async () => {
-      const page = await sized(size)
-      await page.goto(`${base}/sandbox/?${new URLSearchParams(FAST)}`)
-      await page.getByRole('button', { name: `Sign in as ${demoUser}` }).click()
-      await page.getByRole('button', { name: 'Open Demo Shop' }).click()
-      await appFrame(page, 'http://127.0.0.1:')
-      const frame = page.frameLocator('#app-frame')
-      const dialog = page.getByRole('dialog')
-      const log = frame.getByTestId('log')
-      await frame.getByTestId('signin').click()
-      if (size.name === SIZES[0].name) await dialog.getByRole('button', { name: 'Allow' }).click()
-      await frame.getByTestId('whoami').getByText(`@${demoUser}`).waitFor()
-      await frame.getByTestId('buy-pi-mug').click()
-      const pay = dialog.getByRole('button', { name: 'Pay' })
-      await payArmed(pay)
-      await pay.click()
-      await log.getByText('Paid and completed: π mug is yours!').waitFor()
-      await dialog.getByRole('button', { name: 'Close' }).click()
-      await frame.getByTestId('watch-ad').click()
-      await log.getByText('+10 coins for watching!').waitFor()
-      await frame.getByTestId('claim-pi').click()
-      await log.getByText(/0\.5 Pi sent to your wallet/).waitFor()
-      await frame.getByTestId('notify').click()
-      await log.getByText('Notification sent').waitFor()
-      await page.locator('#bell').click()
-      await page.locator('#drawer').getByText('Hello from Demo Shop').first().waitFor()
-      await page.context().close()
-    })
+    step(
+      README,
+      'Quick start',
+      `open /sandbox/, sign in as demo_pioneer, open Demo Shop: sign in, buy, an ad, a reward, a notification (${size.name})`,
+      async () => {
+        const page = await sized(size)
+        await page.goto(`${base}/sandbox/?${new URLSearchParams(FAST)}`)
+        await page.getByRole('button', { name: `Sign in as ${demoUser}` }).click()
+        await page.getByRole('button', { name: 'Open Demo Shop' }).click()
+        await appFrame(page, 'http://127.0.0.1:')
+        const frame = page.frameLocator('#app-frame')
+        const dialog = page.getByRole('dialog')
+        const log = frame.getByTestId('log')
+        await frame.getByTestId('signin').click()
+        if (size.name === SIZES[0].name) await dialog.getByRole('button', { name: 'Allow' }).click()
+        await frame.getByTestId('whoami').getByText(`@${demoUser}`).waitFor()
+        await frame.getByTestId('buy-pi-mug').click()
+        const pay = dialog.getByRole('button', { name: 'Pay' })
+        await payArmed(pay)
+        await pay.click()
+        await log.getByText('Paid and completed: π mug is yours!').waitFor()
+        await dialog.getByRole('button', { name: 'Close' }).click()
+        await frame.getByTestId('watch-ad').click()
+        await log.getByText('+10 coins for watching!').waitFor()
+        await frame.getByTestId('claim-pi').click()
+        await log.getByText(/0\.5 Pi sent to your wallet/).waitFor()
+        await frame.getByTestId('notify').click()
+        await log.getByText('Notification sent').waitFor()
+        await page.locator('#bell').click()
+        await page.locator('#drawer').getByText('Hello from Demo Shop').first().waitFor()
+        await page.context().close()
+      },
+    )
   }
 
   step(TRY, 'Try an app › 1', 'the doc’s curl creates an app with a frontend URL', async () => {
     const snippet = /```html\n([\s\S]*?)```/.exec(read(TRY))?.[1] ?? ''
     // The app's page is the doc's snippet, with the SDK from this platform (the doc's is on 8080).
-    ownSite = await serve({ '/': `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>My Shop</title></head><body>${snippet.replaceAll('http://127.0.0.1:8080', base)}</body></html>` })
+    ownSite = await serve({
+      '/': `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>My Shop</title></head><body>${snippet.replaceAll('http://127.0.0.1:8080', base)}</body></html>`,
+    })
     const curl = /```sh\n\s*(curl -s -X POST localhost:8080\/sandbox\/apps[\s\S]*?)```/.exec(read(TRY))?.[1]
     assert.ok(curl, 'the doc’s curl')
-    const line = curl.replace(/\\\n\s*/g, '').replace('localhost:8080', base).replace('http://localhost:3000/', `${ownSite.url}/`)
+    const line = curl
+      .replace(/\\\n\s*/g, '')
+      .replace('localhost:8080', base)
+      .replace('http://localhost:3000/', `${ownSite.url}/`)
     const made = JSON.parse(execFileSync('bash', ['-c', line], { encoding: 'utf8' })) as { app_id: string; name: string }
     assert.equal(made.name, 'My Shop')
     ownApp = made.app_id
@@ -192,15 +202,20 @@ describe('the sandbox developer’s walk: README’s quick start, sandbox-browse
     })
   }
 
-  step(TESTING, 'Fixtures: trigger and seed', 'trigger a2u-submitted for the demo app: the seed is the sandbox’s, read by the CLI', async () => {
-    const demo = (await fetch(`${base}/sandbox/demo`).then((r) => r.json())) as { app_wallet_seed: string | null }
-    assert.match(demo.app_wallet_seed ?? '', /^S[A-Z2-7]{55}$/, 'GET /sandbox/demo answers the demo app’s seed')
-    const made = await runCommand('npx', ['plinth', 'trigger', 'a2u-submitted', '--json'], { cwd: clone, env: { PLINTH_URL: base } })
-    assert.equal(made.code, 0, made.stderr)
-    const [record] = (JSON.parse(made.stdout) as { made: { fixture: string; txid?: string }[] }).made
-    assert.equal(record?.fixture, 'a2u-submitted')
-    assert.match(record?.txid ?? '', /^[0-9a-f]{64}$/)
-  })
+  step(
+    TESTING,
+    'Fixtures: trigger and seed',
+    'trigger a2u-submitted for the demo app: the seed is the sandbox’s, read by the CLI',
+    async () => {
+      const demo = (await fetch(`${base}/sandbox/demo`).then((r) => r.json())) as { app_wallet_seed: string | null }
+      assert.match(demo.app_wallet_seed ?? '', /^S[A-Z2-7]{55}$/, 'GET /sandbox/demo answers the demo app’s seed')
+      const made = await runCommand('npx', ['plinth', 'trigger', 'a2u-submitted', '--json'], { cwd: clone, env: { PLINTH_URL: base } })
+      assert.equal(made.code, 0, made.stderr)
+      const [record] = (JSON.parse(made.stdout) as { made: { fixture: string; txid?: string }[] }).made
+      assert.equal(record?.fixture, 'a2u-submitted')
+      assert.match(record?.txid ?? '', /^[0-9a-f]{64}$/)
+    },
+  )
 
   done()
 })

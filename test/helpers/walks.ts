@@ -37,7 +37,12 @@ export const WALKS: Walk[] = [
     file: 'test/e2e/walk-sandbox-developer.e2e.ts',
     docs: [
       { path: 'README.md', section: 'Quick start', steps: ['Quick start'], elsewhere: {} },
-      { path: 'docs/sandbox-browser.md', section: 'Try an app', steps: ['Try an app › 1', 'Try an app › 2', 'Try an app › 3'], elsewhere: {} },
+      {
+        path: 'docs/sandbox-browser.md',
+        section: 'Try an app',
+        steps: ['Try an app › 1', 'Try an app › 2', 'Try an app › 3'],
+        elsewhere: {},
+      },
       {
         path: 'docs/testing.md',
         section: 'Fixtures: trigger and seed',
@@ -75,12 +80,23 @@ export const WALKS: Walk[] = [
       },
       {
         path: 'docs/operators.md',
-        steps: ['Support lookup', 'Suspending', 'Roles', 'Password resets', 'Issuing money', 'The listing queue', 'The ledger check', 'The audit log'],
+        steps: [
+          'Support lookup',
+          'Suspending',
+          'Roles',
+          'Password resets',
+          'Issuing money',
+          'The listing queue',
+          'The ledger check',
+          'The audit log',
+        ],
         elsewhere: {
           'The last operator': 'test/integration/portal/approvals.test.ts (two operators withdrawing each other at once)',
           'Two operators': 'test/e2e/operator-approvals.e2e.ts (a second operator approves)',
-          'The chain, and who it holds against': 'test/integration/accounts/audit-chain.test.ts (what the chain promises: an explanation, not a step)',
-          'Upgrading a chain written before it was keyed': 'test/integration/accounts/audit-chain.test.ts (a chain from before the key; a fresh platform has none)',
+          'The chain, and who it holds against':
+            'test/integration/accounts/audit-chain.test.ts (what the chain promises: an explanation, not a step)',
+          'Upgrading a chain written before it was keyed':
+            'test/integration/accounts/audit-chain.test.ts (a chain from before the key; a fresh platform has none)',
           'Keeping the head': 'test/integration/accounts/audit-chain.test.ts (audit head, then verify --head)',
         },
       },
