@@ -58,7 +58,9 @@ describe('the production developer’s walk: docs/portal.md, in Chromium at both
     for (const size of SIZES) {
       const open = async () => {
         const context = await browser.newContext({ viewport: { width: size.width, height: size.height } })
-        context.setDefaultTimeout(20_000)
+        // A machine shared with other suites can be slow: the walk waits on conditions, never sleeps.
+        context.setDefaultTimeout(30_000)
+        context.setDefaultNavigationTimeout(60_000)
         return context.newPage()
       }
       walkers.set(size.name, {
@@ -238,6 +240,9 @@ describe('the production developer’s walk: docs/portal.md, in Chromium at both
 
   step(PORTAL, 'The portal from the command line', 'a personal access token, then the doc’s curl of /portal/apps', async () => {
     const w = walkers.get(SIZES[0].name) as Walker
+    // Signed in long enough ago that the token needs the password again (the five minutes of accounts.md).
+    const confirmed = await call(w.page, 'POST', '/account/reauthenticate', { password: GOOD_PASSWORD })
+    assert.equal(confirmed.status, 200, JSON.stringify(confirmed.body))
     const made = await call(w.page, 'POST', '/account/tokens', { name: 'ci', scope: 'write', expires_in_days: 30 })
     assert.equal(made.status, 201, JSON.stringify(made.body))
     token = String(made.body.token)

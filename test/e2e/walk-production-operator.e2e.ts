@@ -465,6 +465,8 @@ describe('the production operator’s walk: docs/production.md and docs/operator
 
 async function newSizedPage(browser: Browser, size: Size): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: size.width, height: size.height } })
-  context.setDefaultTimeout(20_000)
+  // A machine shared with other suites can be slow: the walk waits on conditions, never sleeps.
+  context.setDefaultTimeout(30_000)
+  context.setDefaultNavigationTimeout(60_000)
   return context.newPage()
 }

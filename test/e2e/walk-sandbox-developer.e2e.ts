@@ -72,7 +72,9 @@ describe('the sandbox developer’s walk: README’s quick start, sandbox-browse
 
   const sized = async (size: (typeof SIZES)[number]): Promise<Page> => {
     const context = await browser.newContext({ viewport: { width: size.width, height: size.height } })
-    context.setDefaultTimeout(20_000)
+    // A machine shared with other suites can be slow: the walk waits on conditions, never sleeps.
+    context.setDefaultTimeout(30_000)
+    context.setDefaultNavigationTimeout(60_000)
     return context.newPage()
   }
 
