@@ -26,7 +26,15 @@ if (loader !== undefined) {
   await import(source.href)
 } else if (existsSync(built)) {
   await import(built.href)
+} else if (existsSync(source)) {
+  // A clone before `npm ci`: tsx, a development dependency, is not installed yet.
+  process.stderr.write(
+    'plinth: this clone has no node_modules yet: run "npm ci" first (then "npx plinth" runs the sources; no build is needed)\n',
+  )
+  process.exit(2)
 } else {
-  process.stderr.write('plinth: dist/cli/plinth.js is missing: run "npm run build" first (or "npm ci", then "npm run build")\n')
+  process.stderr.write(
+    'plinth: dist/cli/plinth.js is missing from this package: reinstall it ("npm install plinth"), or run "npm run build" in its clone\n',
+  )
   process.exit(2)
 }

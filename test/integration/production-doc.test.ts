@@ -62,6 +62,22 @@ describe('docs/production.md, run as written', () => {
     assert.match(help.stdout, /^plinth <command> \[options\]/)
   })
 
+  it('D1: in a clone before npm ci, and in a package without its build, the launcher says what to run (exit 2)', async () => {
+    const bare = join(temp, 'bare')
+    mkdirSync(join(bare, 'bin'), { recursive: true })
+    mkdirSync(join(bare, 'src', 'cli'), { recursive: true })
+    cpSync(join(REPO_ROOT, 'bin', 'plinth.mjs'), join(bare, 'bin', 'plinth.mjs'))
+    writeFileSync(join(bare, 'src', 'cli', 'plinth.ts'), '')
+    writeFileSync(join(bare, 'package.json'), '{"name":"plinth","type":"module"}')
+    const noModules = await runCommand(process.execPath, [join(bare, 'bin', 'plinth.mjs'), '--help'], { cwd: temp, env: {}, input: '' })
+    assert.equal(noModules.code, 2)
+    assert.match(noModules.stderr, /^plinth: this clone has no node_modules yet: run "npm ci" first/)
+    rmSync(join(bare, 'src'), { recursive: true })
+    const noBuild = await runCommand(process.execPath, [join(bare, 'bin', 'plinth.mjs'), '--help'], { cwd: temp, env: {}, input: '' })
+    assert.equal(noBuild.code, 2)
+    assert.match(noBuild.stderr, /^plinth: dist\/cli\/plinth.js is missing from this package/)
+  })
+
   it('D6: the local trial serves localhost and lets Verify reach an app on this machine', async () => {
     const trial = blocks.find((block) => block.startsWith('export PLINTH_PUBLIC_URL=http://localhost:8080'))
     assert.ok(trial, 'production.md has the local trial block')
