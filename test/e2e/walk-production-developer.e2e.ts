@@ -123,6 +123,10 @@ describe('the production developer’s walk: docs/portal.md, in Chromium at both
     await v.getByRole('button', { name: 'Register an app' }).click()
     await v.getByLabel('Name').fill(w.appName)
     await v.getByLabel('Frontend URL (http or https)').fill(`${site.url}/`)
+    // "Networks": the form preselects Pi Testnet; this walk's app is a Pi Network app, to walk "Listing" and then
+    // "Changing an app's network" as the doc orders them.
+    assert.equal(await v.getByLabel('Network').inputValue(), 'Pi Testnet')
+    await v.getByLabel('Network').selectOption('Pi Network')
     await v.getByRole('button', { name: 'Register', exact: true }).click()
     const once = v.getByTestId('shown-once')
     await once.getByText('Shown once: copy it now.').waitFor()

@@ -240,6 +240,9 @@ describe('the production operator’s walk: docs/production.md and docs/operator
       await view.getByLabel('Name').fill(w.appName)
       await view.getByLabel('Frontend URL (http or https)').fill(w.shopUrl)
       await view.getByLabel('Description').fill('Mugs and rewards, in π.')
+      // Its network: Pi Testnet is preselected; the shop's users pay real π, so Pi Network.
+      assert.equal(await view.getByLabel('Network').inputValue(), 'Pi Testnet')
+      await view.getByLabel('Network').selectOption('Pi Network')
       await view.getByRole('button', { name: 'Register', exact: true }).click()
       const once = view.getByTestId('shown-once')
       await once.getByText('Shown once: copy it now.').waitFor()

@@ -92,6 +92,8 @@ export const WALKS: Walk[] = [
         ],
         elsewhere: {
           'The last operator': 'test/integration/portal/approvals.test.ts (two operators withdrawing each other at once)',
+          'Two networks, their origins and the faucet':
+            'test/clients/horizon-networks.test.ts and test/integration/portal/faucet-processes.test.ts (settings: each Horizon origin, the faucet limits across processes)',
           'Two operators': 'test/e2e/operator-approvals.e2e.ts (a second operator approves)',
           'The chain, and who it holds against':
             'test/integration/accounts/audit-chain.test.ts (what the chain promises: an explanation, not a step)',
@@ -121,7 +123,10 @@ export const WALKS: Walk[] = [
           'The portal from the command line',
           '`plinth portal`',
         ],
-        elsewhere: {},
+        elsewhere: {
+          Networks:
+            'test/integration/portal/two-network-apps.test.ts (what an app’s network holds); the form’s Pi Testnet default in test/e2e/portal.e2e.ts',
+        },
       },
     ],
   },

@@ -76,7 +76,7 @@ describe("an app's wallet in production", () => {
     const user = await signedUp(app)
     const to = ((await user.call('GET', '/account')).body.wallet as { address: string }).address
     // Sequence 0: the wallet may have no ledger account yet, which is refused as well as an empty one.
-    // A Mainnet app (the portal's default): its payments are signed under Pi Network, where operators issue.
+    // A Mainnet app (POST /portal/apps without a network): its payments are signed under Pi Network, where operators issue.
     const network = 'Pi Network'
     const refused = await submitEnvelope(
       app(),
