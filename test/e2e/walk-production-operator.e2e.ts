@@ -107,14 +107,15 @@ describe('the production operator’s walk: docs/production.md and docs/operator
     await operatorView(walker).getByLabel('Find users by name').fill(username)
     await operatorView(walker).getByRole('button', { name: 'Search' }).click()
   }
-  const issue = async (walker: Walker, target: string, amount: string, reason: string) => {
+  /** Issue money: the confirmation's button is **Issue**, or **Ask for approval** above the approval threshold (operators.md). */
+  const issue = async (walker: Walker, target: string, amount: string, reason: string, confirm = 'Issue') => {
     const view = operatorView(walker)
     await openOperator(walker, 'Issue money')
     await view.getByLabel('To: a username or an app id').fill(target)
     await view.getByLabel('Amount in Pi').fill(amount)
     await view.getByLabel('Reason (kept in the audit log)').fill(reason)
     await view.getByRole('button', { name: 'Issue', exact: true }).click()
-    await walker.operator.getByRole('dialog').getByRole('button', { name: 'Issue' }).click()
+    await walker.operator.getByRole('dialog').getByRole('button', { name: confirm, exact: true }).click()
   }
 
   step(PROD, '1. The database, the key, the mode', 'the exports run as written, in a fresh clone with nothing built', async () => {
@@ -419,7 +420,7 @@ describe('the production operator’s walk: docs/production.md and docs/operator
   })
 
   each('Issuing money', OPS, 'above the approval threshold the issue waits for another operator', async (w) => {
-    await issue(w, w.userName, '1500', 'launch prizes')
+    await issue(w, w.userName, '1500', 'launch prizes', 'Ask for approval')
     await operatorView(w).getByTestId('issue-pending').getByText('waits for another operator').waitFor()
   })
 
