@@ -5,6 +5,7 @@
  * and the orchestrator (bench/run.ts) are built from these; each topic is a module of bench/lib/.
  */
 
+export * from './lib/backends.js'
 export * from './lib/batches.js'
 export * from './lib/flows.js'
 export * from './lib/format.js'

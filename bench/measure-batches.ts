@@ -9,7 +9,6 @@ import {
   log,
   NO_BATCH_METRIC,
   type PreparedFlow,
-  ProcessSampler,
   type ProcessUsage,
   type RunningServer,
   readBatchHistogram,
@@ -17,7 +16,7 @@ import {
   type ScenarioContext,
   seedFlowTeams,
 } from './lib.js'
-import { describeServing, type Serving, shout } from './measure-common.js'
+import { describeServing, type Serving, samplerFor, shout } from './measure-common.js'
 import { quietMachine } from './quiet.js'
 import { type BatchRow, batchInvalid } from './rows.js'
 import type { Settings } from './settings.js'
@@ -70,7 +69,7 @@ async function measureBatchRun(settings: Settings, scenario: BatchScenario, prep
   const workers = prepared.lifecycles.length
   const where = `${describeServing(serving)}, ${workers} worker${workers === 1 ? '' : 's'}`
   const background = await quietMachine(settings, [pid])
-  const sampler = new ProcessSampler([pid], 200)
+  const sampler = await samplerFor(serving)
   // A scrape answers the histogram, or why there is none; it never rejects, as it runs unawaited during the flow.
   const scrape = (): Promise<BatchHistogram | string> =>
     readBatchHistogram(baseUrl, METRICS_TOKEN).then(

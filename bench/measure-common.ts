@@ -1,5 +1,5 @@
 /** What the measurements share: the servers one loads, where a profiled server's windows go, and the loud warning. */
-import type { RunningServer } from './lib.js'
+import { type OwnBackends, OwnBackendsCpu, PostgresCpu, ProcessSampler, type RunningServer } from './lib.js'
 import type { CpuProfileWindow } from './profile.js'
 import type { Target } from './targets.js'
 
@@ -16,6 +16,21 @@ export interface Serving {
   servers: readonly RunningServer[]
   /** Where the measured windows of a profiled single server go. */
   profile: ProfileRun | undefined
+  /** Plinth on PostgreSQL: its own backends, the only PostgreSQL CPU counted (else the whole local cluster's). */
+  backends?: OwnBackends | undefined
+}
+
+/**
+ * A sampler of the serving processes (every 200 ms) and of PostgreSQL: of the servers' own
+ * backends, looked up before it answers (so that the window counts each from its first reading),
+ * when the servers run on PostgreSQL; else of the whole local cluster.
+ */
+export async function samplerFor(serving: Serving): Promise<ProcessSampler> {
+  const pids = serving.servers.map((server) => server.pid)
+  if (serving.backends === undefined) return new ProcessSampler(pids, 200, new PostgresCpu())
+  const backends = new OwnBackendsCpu(serving.backends)
+  await backends.prepare()
+  return new ProcessSampler(pids, 200, backends)
 }
 
 export function urlsOf(serving: Serving): string | string[] {

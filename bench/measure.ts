@@ -1,20 +1,19 @@
 /** Measuring: every scenario on every server, and the scaling runs (quiet.ts waits for a quiet machine; startup.ts has the startup rows, measure-batches.ts the ledger's batch runs). */
 import { randomBytes } from 'node:crypto'
+import { scenarioContext } from './context.js'
 import {
   type Backend,
   type BatchScenario,
   elapsedSeconds,
-  type Fixtures,
   type FlowScenario,
-  type FlowTeam,
   formatLatency,
   formatNumber,
   type LoadResult,
   ledgerCheck,
   log,
+  type OwnBackends,
   type PreparedFlow,
   type PreparedRequests,
-  ProcessSampler,
   type ProcessUsage,
   probe,
   type RequestScenario,
@@ -22,13 +21,10 @@ import {
   runFlow,
   runLoad,
   type Scenario,
-  type ScenarioContext,
   type SeedRecord,
-  seed,
-  seedFlowTeams,
 } from './lib.js'
 import { measureBatches } from './measure-batches.js'
-import { describeServing, type ProfileRun, type Serving, shout, urlsOf } from './measure-common.js'
+import { describeServing, type ProfileRun, type Serving, samplerFor, shout, urlsOf } from './measure-common.js'
 import { quietAllowance, quietMachine } from './quiet.js'
 import { type BatchRow, invalid, type LedgerRow, type LoadRow, othersDuring, percent, type SeedRow, type StartupRow } from './rows.js'
 import { scenarios } from './scenarios.js'
@@ -89,66 +85,18 @@ export async function measureTargets(settings: Settings, list: Target[]): Promis
       const profile: ProfileRun = { backendLabel: target.label, pid: server.pid, windows: [] }
       if (settings.cpuProf && target.backend !== 'fastify') profiles.push(profile)
 
-      let fixtures: Promise<Fixtures> | undefined
-      let flowTeams: Promise<FlowTeam[]> | undefined
-      const shared = new Map<string, Promise<unknown>>()
       const recordSeed = (record: SeedRecord) => {
         log(`  seeded for ${record.purpose}: ${record.made} in ${record.seconds.toFixed(1)} s`)
         seeds.push({ backendLabel: target.label, ...record })
       }
-      const context: ScenarioContext = {
+      const context = scenarioContext({
         backend: target.backend,
         baseUrl: server.baseUrl,
-        quick: settings.quick,
-        data: settings.data,
-        fixtures: () => {
-          fixtures ??= seed(server.baseUrl, {
-            apps: settings.apps,
-            users: Math.max(settings.users, settings.apps * Math.max(0, ...relevant.map((scenario) => scenario.minUsersPerApp ?? 0))),
-            keysPerApp: settings.keysPerApp,
-            concurrency: settings.seedConcurrency,
-            tag,
-          }).then((seeded) => {
-            recordSeed({
-              purpose: 'users with tokens (every request scenario)',
-              made:
-                `${seeded.apps.length} apps (${settings.keysPerApp} server keys each), ${formatNumber(seeded.users.length)} users, ` +
-                'each signed in to one app (1 token)',
-              items: seeded.users.length,
-              seconds: seeded.seedMs / 1000,
-            })
-            return seeded
-          })
-          return fixtures
-        },
-        flowTeams: () => {
-          flowTeams ??= seedFlowTeams(server.baseUrl, {
-            teams: settings.flowWorkers,
-            usersPerTeam: settings.flowUsersPerWorker,
-            concurrency: settings.seedConcurrency,
-            tag,
-          }).then(({ teams, seedMs }) => {
-            const users = teams.reduce((sum, team) => sum + team.users.length, 0)
-            recordSeed({
-              purpose: 'payment flows (one app per worker)',
-              made: `${teams.length} apps, ${users} users with wallet_address granted`,
-              items: users,
-              seconds: seedMs / 1000,
-            })
-            return teams
-          })
-          return flowTeams
-        },
-        shared: <T>(key: string, make: () => Promise<T>): Promise<T> => {
-          let found = shared.get(key)
-          if (found === undefined) {
-            found = make()
-            shared.set(key, found)
-          }
-          return found as Promise<T>
-        },
+        settings,
+        minUsersPerApp: Math.max(0, ...relevant.map((scenario) => scenario.minUsersPerApp ?? 0)),
+        tag,
         recordSeed,
-      }
+      })
 
       // Request scenarios are prepared (seeded) once per server; the scaling runs reuse what they made.
       const prepared = new Map<string, PreparedRequests>()
@@ -159,7 +107,7 @@ export async function measureTargets(settings: Settings, list: Target[]): Promis
         prepared.set(scenario.name, made)
         return made
       }
-      const single: Serving = { target, servers: [server], profile: settings.cpuProf ? profile : undefined }
+      const single: Serving = { target, servers: [server], profile: settings.cpuProf ? profile : undefined, backends: launched.backends }
       const measureOnce = async (scenario: LoadScenario, serving: Serving) =>
         scenario.kind === 'flow'
           ? measureFlow(settings, scenario, await scenario.prepare(context), serving)
@@ -182,7 +130,7 @@ export async function measureTargets(settings: Settings, list: Target[]): Promis
           )
         // The scaling runs; without any (--only), still one more process, for the warm start.
         if (scaling.length > 0 || settings.only === undefined) {
-          const scaled = await measureScaling(settings, scaling, target, server, replicate, measure)
+          const scaled = await measureScaling(settings, scaling, target, server, replicate, measure, launched.backends)
           loads.push(...scaled.rows)
           startups.push(scaled.warmStart)
         }
@@ -247,6 +195,7 @@ async function measureScaling(
   primary: RunningServer,
   replicate: (name: string) => Promise<RunningServer>,
   measure: (scenario: LoadScenario, serving: Serving) => Promise<LoadRow>,
+  backends: OwnBackends | undefined,
 ): Promise<{ rows: LoadRow[]; warmStart: StartupRow }> {
   const replicas: RunningServer[] = []
   const rows: LoadRow[] = []
@@ -267,7 +216,7 @@ async function measureScaling(
       replicas.push(...started)
       const servers = [primary, ...replicas.slice(0, count - 1)]
       log(`  scaling: ${servers.length} Plinth processes (pids ${servers.map((server) => server.pid).join(', ')})`)
-      for (const scenario of scaling) rows.push(await measure(scenario, { target, servers, profile: undefined }))
+      for (const scenario of scaling) rows.push(await measure(scenario, { target, servers, profile: undefined, backends }))
     }
     return { rows, warmStart }
   } finally {
@@ -276,7 +225,7 @@ async function measureScaling(
 }
 
 /** Probes, warms up, then loads a request scenario with autocannon over the serving processes, sampling them meanwhile. */
-async function measureRequests(
+export async function measureRequests(
   settings: Settings,
   scenario: RequestScenario,
   prepared: PreparedRequests,
@@ -298,7 +247,7 @@ async function measureRequests(
   log(
     `  ${scenario.name} (${where}): warm-up ${formatNumber(warm.totalRequests / Math.max(warm.durationSeconds, 0.01))} req/s, ${warm.errors} errors`,
   )
-  const sampler = new ProcessSampler(pids, 200)
+  const sampler = await samplerFor(serving)
   const generatorCpuAtStart = process.cpuUsage()
   const generatorStartedAt = performance.now()
   const hrStart = process.hrtime.bigint()
@@ -335,12 +284,12 @@ async function measureRequests(
 }
 
 /** Runs the flow's warm-up and measured window over the serving processes, samples them meanwhile, then checks what it left behind. */
-async function measureFlow(settings: Settings, scenario: FlowScenario, prepared: PreparedFlow, serving: Serving): Promise<LoadRow> {
+export async function measureFlow(settings: Settings, scenario: FlowScenario, prepared: PreparedFlow, serving: Serving): Promise<LoadRow> {
   const { servers } = serving
   const pids = servers.map((server) => server.pid)
   const where = describeServing(serving)
   const background = await quietMachine(settings, pids)
-  const sampler = new ProcessSampler(pids, 200)
+  const sampler = await samplerFor(serving)
   // Set by the callbacks at the edges of the measured window.
   const window: {
     usage?: Promise<ProcessUsage>

@@ -33,7 +33,7 @@ export interface LoadRow {
   generatorCpuPercent: number
   /** CPU used by the whole machine meanwhile, in % of one core. */
   machineCpuPercent: number | undefined
-  /** CPU used by the local PostgreSQL server's processes meanwhile, in % of one core. */
+  /** CPU used by PostgreSQL meanwhile, in % of one core: the servers' own backends on PostgreSQL (OwnBackendsCpu), else the whole local cluster. */
   postgresCpuPercent: number | undefined
   /** Measured twice because other work disturbed the first run; this is the quieter one. */
   remeasured?: boolean

@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { runCompare } from './compare.js'
 import {
   describeError,
   elapsedSeconds,
@@ -25,6 +26,7 @@ import { KEPT_SECTIONS, renderReport, resultsJson } from './report/document.js'
 import { batchInvalid, invalid } from './rows.js'
 import { scenarios } from './scenarios.js'
 import { REPORT, ROOT, readSettings, type Settings } from './settings.js'
+import { runStages } from './stages.js'
 import { measureDiskStartup } from './startup.js'
 import { resolveDatabaseUrl, targets } from './targets.js'
 
@@ -79,6 +81,18 @@ async function main(): Promise<void> {
   const settings = readSettings()
   quietAllowance.remainingMs = settings.quietWait.totalSeconds * 1000
   installSignalHandlers()
+  if (settings.compare !== undefined || settings.stages) {
+    const databaseUrl = await resolveDatabaseUrl(true)
+    const ok =
+      settings.compare === undefined
+        ? await runStages(settings, databaseUrl)
+        : await runCompare(settings, databaseUrl, settings.compare.commit)
+    if (!ok) {
+      log('!!! some runs had errors: their numbers are not valid')
+      process.exitCode = 1
+    }
+    return
+  }
 
   const buildStart = performance.now()
   const built = await ensureBuilt(ROOT)

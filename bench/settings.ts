@@ -41,7 +41,79 @@ export interface Settings {
   /** Also write the results as JSON to this file (`--json`). */
   json: string | undefined
   command: string
+  /** `--compare <commit>` (bench/compare.ts) or `--stages` (bench/stages.ts): their own runs, instead of the report's. */
+  compare: CompareOptions | undefined
+  stages: boolean
+  /** The pairs, windows and load of --compare and --stages. */
+  pairs: PairOptions
 }
+
+/** `--compare <commit>`: head against the commit, built in a temporary git worktree. */
+export interface CompareOptions {
+  commit: string
+}
+
+/** How --compare and --stages measure: alternating pairs of short windows. */
+export interface PairOptions {
+  pairs: number
+  /** Warm-up and measured window of each request run, in seconds. */
+  warmupSeconds: number
+  seconds: number
+  /** Warm-up and measured window of each A2U run (--steady: 15 s then 60 s). */
+  a2uWarmupSeconds: number
+  a2uSeconds: number
+  /** A2U workers, each with its own app. */
+  workers: number
+  /** Users signed in (one token each) whose tokens GET /v2/me takes in turn. */
+  tokens: number
+  connections: number
+}
+
+/** A number option: absent, the fallback; else a positive number (a whole one when `whole`), or an error naming the flag. */
+export function numberOption(flag: string, raw: string | undefined, fallback: number, whole = false): number {
+  if (raw === undefined) return fallback
+  const value = Number(raw)
+  if (raw.trim() === '' || !Number.isFinite(value) || value <= 0 || (whole && !Number.isInteger(value))) {
+    throw new Error(`--${flag} takes a positive ${whole ? 'whole ' : ''}number, got "${raw}"`)
+  }
+  return value
+}
+
+/** The pairs' options from the flags; --steady measures A2U for 60 s after a 15 s warm-up unless --a2u-seconds says otherwise. */
+export function pairOptions(values: Record<string, string | boolean | undefined>): PairOptions {
+  const text = (name: string) => {
+    const value = values[name]
+    return typeof value === 'string' ? value : undefined
+  }
+  const steady = values.steady === true
+  return {
+    pairs: numberOption('pairs', text('pairs'), 2, true),
+    warmupSeconds: numberOption('warmup', text('warmup'), 3),
+    seconds: numberOption('seconds', text('seconds'), 8),
+    a2uWarmupSeconds: numberOption('a2u-warmup', text('a2u-warmup'), steady ? 15 : 5),
+    a2uSeconds: numberOption('a2u-seconds', text('a2u-seconds'), steady ? 60 : 15),
+    workers: numberOption('workers', text('workers'), 16, true),
+    tokens: numberOption('tokens', text('tokens'), 300, true),
+    connections: numberOption('connections', text('connections'), 50, true),
+  }
+}
+
+const COMPARE_HELP =
+  '\n' +
+  'npm run bench -- --compare <commit> [--pairs N] [--seconds S] [--warmup S] [--steady | --a2u-seconds S] [--a2u-warmup S]\n' +
+  '                 [--workers N] [--tokens N] [--connections N]\n' +
+  '  --compare <commit>  the regression guard: builds <commit> in a temporary git worktree and head here, then measures\n' +
+  '                 both on PostgreSQL (DATABASE_URL; each server on a fresh schema) in alternating pairs: a bare Fastify\n' +
+  '                 hello, GET /v2/me with the request log on and off, GET /v2/payments/{id} with a key (log on), and\n' +
+  "                 the A2U lifecycle; prints each side's numbers and head ÷ commit. Writes nothing. About 5 minutes.\n" +
+  '  --stages       the CPU per request of each part that can be switched from outside (request log, /metrics,\n' +
+  '                 LOG_LEVEL, rate limits), head only, GET /v2/me on PostgreSQL, alternating with the base server\n' +
+  '  --pairs N      alternating pairs (default 2)\n' +
+  '  --seconds S    measured seconds of each request run (default 8); --warmup S before it (default 3)\n' +
+  '  --a2u-seconds S  measured seconds of each A2U run (default 15); --a2u-warmup S before it (default 5)\n' +
+  '  --steady       A2U at steady state: 60 s measured after a 15 s warm-up\n' +
+  '  --workers N    A2U workers (default 16); --tokens N users whose tokens GET /v2/me takes (default 300);\n' +
+  '                 --connections N autocannon connections (default 50)\n'
 
 /** Where `--json` writes when no file follows it. */
 export const DEFAULT_JSON = 'bench-results.json'
@@ -54,9 +126,9 @@ function withJsonFile(args: readonly string[]): string[] {
   })
 }
 
-export function readSettings(): Settings & { postgres: boolean; pglite: boolean } {
+export function readSettings(args: readonly string[] = process.argv.slice(2)): Settings & { postgres: boolean; pglite: boolean } {
   const { values } = parseArgs({
-    args: withJsonFile(process.argv.slice(2)),
+    args: withJsonFile(args),
     options: {
       quick: { type: 'boolean', default: false },
       write: { type: 'boolean', default: false },
@@ -65,6 +137,17 @@ export function readSettings(): Settings & { postgres: boolean; pglite: boolean 
       only: { type: 'string' },
       'cpu-prof': { type: 'boolean', default: false },
       json: { type: 'string' },
+      compare: { type: 'string' },
+      stages: { type: 'boolean', default: false },
+      pairs: { type: 'string' },
+      seconds: { type: 'string' },
+      warmup: { type: 'string' },
+      'a2u-seconds': { type: 'string' },
+      'a2u-warmup': { type: 'string' },
+      steady: { type: 'boolean', default: false },
+      workers: { type: 'string' },
+      tokens: { type: 'string' },
+      connections: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -80,17 +163,19 @@ export function readSettings(): Settings & { postgres: boolean; pglite: boolean 
         '  --no-pglite    skip Plinth on PGlite (a partial run: writes nothing)\n' +
         '  --only <text>  only the scenarios whose name contains <text>, e.g. --only A2U, --only "A2U batches" (writes nothing)\n' +
         "  --cpu-prof     profile Plinth's servers (node --cpu-prof) and print where their CPU went during each flow (writes nothing)\n" +
-        `  --json [file]  also write the run's results as JSON (default ${DEFAULT_JSON}), to compare runs\n`,
+        `  --json [file]  also write the run's results as JSON (default ${DEFAULT_JSON}), to compare runs\n` +
+        COMPARE_HELP,
     )
     process.exit(0)
   }
   const quick = values.quick
-  const flags = process.argv.slice(2)
+  const flags = args
+  const compare = values.compare === undefined || values.compare === '' ? undefined : { commit: values.compare }
   const only = values.only === undefined || values.only === '' ? undefined : values.only
   const cpuProf = values['cpu-prof']
   return {
     quick,
-    write: values.write || (!quick && only === undefined && !cpuProf && !values['no-pglite']),
+    write: values.write || (!quick && only === undefined && !cpuProf && !values['no-pglite'] && compare === undefined && !values.stages),
     postgres: !values['no-postgres'],
     pglite: !values['no-pglite'],
     connections: 32,
@@ -117,5 +202,8 @@ export function readSettings(): Settings & { postgres: boolean; pglite: boolean 
     cpuProf,
     json: values.json === '' ? DEFAULT_JSON : values.json,
     command: `npm run bench${flags.length > 0 ? ` -- ${flags.join(' ')}` : ''}`,
+    compare,
+    stages: values.stages,
+    pairs: pairOptions(values),
   }
 }

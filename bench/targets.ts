@@ -5,12 +5,14 @@ import {
   type Backend,
   dropSchema,
   log,
+  type OwnBackends,
   onCleanup,
   pgIsReady,
   type RunningServer,
   type ServerSpec,
   startNodeFlags,
   startServer,
+  withApplicationName,
 } from './lib.js'
 import { DEFAULT_DATABASE_URL, ROOT } from './settings.js'
 
@@ -23,9 +25,11 @@ interface Launched {
   release(): Promise<void>
   /**
    * PostgreSQL only: starts another Plinth process on the same database, schema and secret key
-   * (never profiled); the caller stops it, before release.
+   * (never profiled), with `env` added (another mode, log level…); the caller stops it, before release.
    */
-  replicate?(name: string): Promise<RunningServer>
+  replicate?(name: string, env?: Record<string, string>): Promise<RunningServer>
+  /** PostgreSQL only: the backends serving it (and its replicas), whose CPU is the run's PostgreSQL CPU. */
+  backends?: OwnBackends
 }
 
 export interface Target {
@@ -44,14 +48,14 @@ export const REQUEST_LOG = process.env.PLINTH_REQUEST_LOG === 'on' ? 'on' : 'off
  */
 export const METRICS_TOKEN = randomBytes(24).toString('hex')
 
-/** nodeArgs go before the script: `--cpu-prof …` when profiling. */
-export function plinthSpec(name: string, env: Record<string, string>, nodeArgs: readonly string[] = []): ServerSpec {
+/** nodeArgs go before the script: `--cpu-prof …` when profiling. `root` is the checkout whose dist/ runs (this one by default). */
+export function plinthSpec(name: string, env: Record<string, string>, nodeArgs: readonly string[] = [], root = ROOT): ServerSpec {
   return {
     name,
     command: process.execPath,
     // The flags of `npm start` (the heap bound), then the benchmark's own (--cpu-prof).
-    args: [...startNodeFlags(ROOT), ...nodeArgs, join(ROOT, 'dist', 'server.js')],
-    cwd: ROOT,
+    args: [...startNodeFlags(root), ...nodeArgs, join(root, 'dist', 'server.js')],
+    cwd: root,
     // The load is thousands of requests a second on one key and one token: limits far above it, so
     // the check's cost is measured but nothing is refused.
     env: {
@@ -72,20 +76,36 @@ async function launchSimple(spec: ServerSpec): Promise<Launched> {
   return { server, release: () => server.stop() }
 }
 
-/** Plinth on a fresh schema of the PostgreSQL server; the schema is dropped when released (or on failure/Ctrl-C). */
-async function launchPostgres(databaseUrl: string, nodeArgs: readonly string[]): Promise<Launched> {
+/** What else a Plinth server on PostgreSQL runs with: another checkout's dist/, more environment (the request log, the mode). */
+export interface PostgresLaunch {
+  root?: string
+  name?: string
+  env?: Record<string, string>
+  nodeArgs?: readonly string[]
+}
+
+/**
+ * Plinth on a fresh schema of the PostgreSQL server; the schema is dropped when released (or on
+ * failure/Ctrl-C). Its connections carry the schema's name as application_name, so that its
+ * backends (and its replicas') are told from any other client's.
+ */
+export async function launchPostgres(databaseUrl: string, options: PostgresLaunch = {}): Promise<Launched> {
   const schema = `bench_${randomBytes(6).toString('hex')}`
   const drop = async () => {
     await dropSchema(databaseUrl, schema)
     log(`dropped schema ${schema}`)
   }
   const unregister = onCleanup(drop)
+  const backends = { databaseUrl, applicationName: `plinth_${schema}` }
   const env = {
-    DATABASE_URL: databaseUrl,
+    ...options.env,
+    DATABASE_URL: withApplicationName(databaseUrl, backends.applicationName),
     PLINTH_DB_SCHEMA: schema,
     PLINTH_SECRET_KEY: randomBytes(32).toString('hex'),
   }
-  const server = await startServer(plinthSpec('plinth-postgres', env, nodeArgs))
+  const spec = (name: string, nodeArgs: readonly string[] = [], more: Record<string, string> = {}) =>
+    plinthSpec(name, { ...env, ...more }, nodeArgs, options.root)
+  const server = await startServer(spec(options.name ?? 'plinth-postgres', options.nodeArgs))
   return {
     server,
     async release() {
@@ -93,24 +113,28 @@ async function launchPostgres(databaseUrl: string, nodeArgs: readonly string[]):
       unregister()
       await drop()
     },
-    replicate: (name) => startServer(plinthSpec(name, env)),
+    replicate: (name, more) => startServer(spec(name, [], more)),
+    backends,
   }
+}
+
+/** The baseline: bench/hello.ts, the smallest useful Fastify server. */
+export const helloTarget: Target = {
+  backend: 'fastify',
+  label: 'Fastify only',
+  launch: () =>
+    launchSimple({
+      name: 'hello-world',
+      command: process.execPath,
+      args: ['--import', 'tsx', join(ROOT, 'bench', 'hello.ts')],
+      cwd: ROOT,
+      env: {},
+    }),
 }
 
 export function targets(databaseUrl: string | undefined, nodeArgs: readonly string[]): Target[] {
   const list: Target[] = [
-    {
-      backend: 'fastify',
-      label: 'Fastify only',
-      launch: () =>
-        launchSimple({
-          name: 'hello-world',
-          command: process.execPath,
-          args: ['--import', 'tsx', join(ROOT, 'bench', 'hello.ts')],
-          cwd: ROOT,
-          env: {},
-        }),
-    },
+    helloTarget,
     {
       backend: 'pglite',
       label: 'PGlite (memory)',
@@ -118,7 +142,7 @@ export function targets(databaseUrl: string | undefined, nodeArgs: readonly stri
     },
   ]
   if (databaseUrl !== undefined)
-    list.push({ backend: 'postgres', label: 'PostgreSQL', launch: () => launchPostgres(databaseUrl, nodeArgs) })
+    list.push({ backend: 'postgres', label: 'PostgreSQL', launch: () => launchPostgres(databaseUrl, { nodeArgs }) })
   return list
 }
 

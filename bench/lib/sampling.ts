@@ -61,16 +61,29 @@ export function readPostgresCpuMs(): Map<number, number> | undefined {
 }
 
 /**
- * PostgreSQL's CPU over an interval, from readings by pid: a backend that started meanwhile counts
+ * Reads PostgreSQL's CPU over a window: begin() opens it (synchronously: a flow opens its window in
+ * a timer), read() takes a reading (every sample), stop() closes it and answers the ms used.
+ */
+export interface PostgresCpuReader {
+  begin(): void
+  read(): void
+  stop(): Promise<number | undefined>
+}
+
+/**
+ * The whole local PostgreSQL cluster's CPU over an interval (every process named postgres: other
+ * clients' backends and PostgreSQL's helpers too; OwnBackendsCpu, in backends.ts, counts only a
+ * server's own backends), from readings by pid: a backend that started meanwhile counts
  * whole, one that exited counts up to its last reading. A sum over the processes alive at both
  * ends lost the CPU of every backend that exited during the run (a pool closing an idle
  * connection): runs read 0% while PostgreSQL was busy.
  */
-export class PostgresCpu {
-  private readonly start: Map<number, number> | undefined
+export class PostgresCpu implements PostgresCpuReader {
+  private start: Map<number, number> | undefined
   private readonly last = new Map<number, number>()
 
-  constructor() {
+  /** Opens the window. */
+  begin(): void {
     this.start = readPostgresCpuMs()
     for (const [pid, ms] of this.start ?? []) this.last.set(pid, ms)
   }
@@ -80,8 +93,8 @@ export class PostgresCpu {
     for (const [pid, ms] of readPostgresCpuMs() ?? []) this.last.set(pid, ms)
   }
 
-  /** The CPU used since the constructor, in ms; undefined without procfs. */
-  stop(): number | undefined {
+  /** The CPU used since begin(), in ms; undefined without procfs. */
+  async stop(): Promise<number | undefined> {
     if (this.start === undefined) return undefined
     this.read()
     let total = 0
@@ -131,7 +144,10 @@ export interface ProcessUsage {
   cpuPercent: number | undefined
   /** CPU used by every process on the machine over the same interval, in % of one core. */
   machineCpuPercent: number | undefined
-  /** CPU used by the local PostgreSQL server's processes over the same interval (see readPostgresCpuMs), in % of one core. */
+  /**
+   * CPU PostgreSQL used over the same interval, in % of one core: the sampled server's own backends
+   * when the sampler was given their reader (OwnBackendsCpu), else the whole local cluster (PostgresCpu).
+   */
   postgresCpuPercent: number | undefined
 }
 
@@ -143,18 +159,20 @@ export class ProcessSampler {
   private startedAt = 0
   private cpuAtStart: number | undefined
   private machineAtStart: number | undefined
-  private postgres: PostgresCpu | undefined
+  private readonly postgres: PostgresCpuReader
 
   constructor(
     pids: number | readonly number[],
     private readonly intervalMs = 200,
+    postgres: PostgresCpuReader = new PostgresCpu(),
   ) {
+    this.postgres = postgres
     this.pids = typeof pids === 'number' ? [pids] : pids
     this.peakKb = new Map(this.pids.map((pid) => [pid, 0]))
   }
 
   private async sample(): Promise<void> {
-    this.postgres?.read()
+    this.postgres.read()
     await Promise.all(
       this.pids.map(async (pid) => {
         const kb = await readRssKb(pid)
@@ -178,7 +196,7 @@ export class ProcessSampler {
     this.startedAt = performance.now()
     this.cpuAtStart = this.cpuMs()
     this.machineAtStart = readMachineBusyMs()
-    this.postgres = new PostgresCpu()
+    this.postgres.begin()
     void this.sample()
     this.timer = setInterval(() => void this.sample(), this.intervalMs)
   }
@@ -187,8 +205,8 @@ export class ProcessSampler {
     clearInterval(this.timer)
     const cpuAtEnd = this.cpuMs()
     const machineAtEnd = readMachineBusyMs()
-    const postgresMs = this.postgres?.stop()
     const wallMs = performance.now() - this.startedAt
+    const postgresMs = await this.postgres.stop()
     await this.sample()
     const peaks = [...this.peakKb.values()]
     return {

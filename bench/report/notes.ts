@@ -71,9 +71,10 @@ export function notes(report: Report): string {
       'in one commit; an A2U lifecycle is three HTTP requests, each with its own database work (authenticating the key, reading and writing the ' +
       'payment; applying the ledger transaction locks both accounts, moves the sequence and the balances, inserts the transaction and its operation ' +
       'and links the payment), so the ratio says how much of what the database itself can commit one payment costs.',
-    '- CPU is read from `/proc`: the server process’s user + system time, this process’s (the load generator’s) own, every `postgres` process’s ' +
-      '(the local PostgreSQL server: its backends serve Plinth, but also any other client of that server), and the whole machine’s busy time; ' +
-      '“others, during the run” is what is left: other work on the machine (on the Fastify and PGlite rows, PostgreSQL’s own CPU counts there too). ' +
+    '- CPU is read from `/proc`: the server process’s user + system time, this process’s (the load generator’s) own, on PostgreSQL, the ' +
+      'backends serving the server (found in `pg_stat_activity` by the `application_name` its connections carry, one per schema: neither ' +
+      'another client of that PostgreSQL nor its own background processes, the WAL writer and checkpointer included), and the whole ' +
+      'machine’s busy time; “others, during the run” is what is left: other work on the machine, PostgreSQL’s background processes among it. ' +
       'When the load generator is near 100% ' +
       'it, not the server, may be the limit, which matters most for the hello-world baseline. “Others, before the run” is the CPU used by other processes (neither the server nor ' +
       `the load generator) over half a second (a quarter in --quick) just before the warm-up: anything above ${BUSY_MACHINE_PERCENT}% (⚠) means other work shared the machine and the row is noisy. ` +

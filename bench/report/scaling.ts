@@ -143,7 +143,7 @@ export function scalingModel(report: Report): string | undefined {
   )
   return (
     `${table}\n\nFrom the one-process PostgreSQL rows above: CPU per unit is the process's CPU over the run divided by what it served ` +
-    '(Plinth: the server process; PostgreSQL: every `postgres` process of the server, so a little of its background work is in it). ' +
+    '(Plinth: the server process; PostgreSQL: the backends serving it, so its background work, the WAL writer’s and checkpointer’s, is left out). ' +
     'A deployment serves the smaller of its two sides: Plinth processes share nothing but the database, so their side grows with their cores ' +
     '(one process per core: `npm start` is one event loop); the PostgreSQL side is one primary. Figures measured on a shared 2-core machine with the ' +
     'load generator on it, so CPU per unit is if anything high. What the model leaves out, and the limits it does not show, are in ' +
