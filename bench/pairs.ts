@@ -28,7 +28,7 @@ import { launchPostgres, type Target } from './targets.js'
 export interface PairServer {
   serving: Serving
   context: ScenarioContext
-  /** Another process on the same schema and data, with this environment added; stopped by release. */
+  /** Another process on the same schema and data, with this environment added, its backends counted apart; stopped by release. */
   replicate(label: string, env: Record<string, string>): Promise<Serving>
   release(): Promise<void>
 }
@@ -82,11 +82,11 @@ export async function startPairServer(
     serving: { target, servers: [launched.server], profile: undefined, backends: launched.backends },
     context,
     async replicate(label, env) {
-      if (launched.replicate === undefined) throw new Error(`${spec.label}: cannot start another process on its schema`)
-      const replica = await launched.replicate(`plinth ${label}`, env)
-      replicas.push(replica)
-      log(`started ${label} at ${replica.baseUrl} (pid ${replica.pid}), on the schema of ${spec.label}`)
-      return { target: { ...target, label }, servers: [replica], profile: undefined, backends: launched.backends }
+      if (launched.variant === undefined) throw new Error(`${spec.label}: cannot start another process on its schema`)
+      const { server, backends } = await launched.variant(`plinth ${label}`, env)
+      replicas.push(server)
+      log(`started ${label} at ${server.baseUrl} (pid ${server.pid}), on the schema of ${spec.label}`)
+      return { target: { ...target, label }, servers: [server], profile: undefined, backends }
     },
     async release() {
       await Promise.all(replicas.map((replica) => replica.stop()))

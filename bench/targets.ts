@@ -25,9 +25,14 @@ interface Launched {
   release(): Promise<void>
   /**
    * PostgreSQL only: starts another Plinth process on the same database, schema and secret key
-   * (never profiled), with `env` added (another mode, log level…); the caller stops it, before release.
+   * (never profiled); the caller stops it, before release.
    */
-  replicate?(name: string, env?: Record<string, string>): Promise<RunningServer>
+  replicate?(name: string): Promise<RunningServer>
+  /**
+   * PostgreSQL only: like replicate, with `env` added (another mode, log level…) and connections
+   * of its own application_name, so that its backends are counted apart from the first server's.
+   */
+  variant?(name: string, env: Record<string, string>): Promise<{ server: RunningServer; backends: OwnBackends }>
   /** PostgreSQL only: the backends serving it (and its replicas), whose CPU is the run's PostgreSQL CPU. */
   backends?: OwnBackends
 }
@@ -105,6 +110,7 @@ export async function launchPostgres(databaseUrl: string, options: PostgresLaunc
   }
   const spec = (name: string, nodeArgs: readonly string[] = [], more: Record<string, string> = {}) =>
     plinthSpec(name, { ...env, ...more }, nodeArgs, options.root)
+  let variants = 0
   const server = await startServer(spec(options.name ?? 'plinth-postgres', options.nodeArgs))
   return {
     server,
@@ -113,7 +119,12 @@ export async function launchPostgres(databaseUrl: string, options: PostgresLaunc
       unregister()
       await drop()
     },
-    replicate: (name, more) => startServer(spec(name, [], more)),
+    replicate: (name) => startServer(spec(name)),
+    async variant(name, more) {
+      const own = { databaseUrl, applicationName: `${backends.applicationName}_${++variants}` }
+      const server = await startServer(spec(name, [], { ...more, DATABASE_URL: withApplicationName(databaseUrl, own.applicationName) }))
+      return { server, backends: own }
+    },
     backends,
   }
 }
