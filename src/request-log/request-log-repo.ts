@@ -71,24 +71,18 @@ export function requestLogRepo(db: Kysely<DB>) {
   }
 
   return {
-    /**
-     * One statement for a whole batch, whatever its size: every column goes in as one array
-     * parameter (`unnest`), so the statement is prepared once per connection.
-     */
+    /** One statement for a whole batch, whatever its size (the same text every time). */
     async insertMany(rows: RequestLogInsert[]): Promise<void> {
       if (rows.length === 0) return
-      const col = <K extends keyof RequestLogInsert>(key: K) => rows.map((row) => row[key])
+      // The batch is one JSON parameter (one native JSON.stringify, where 18 array parameters were
+      // escaped element by element in JavaScript), read as the table's own row type.
       await sql`
         insert into request_log (app_id, at, method, path, route, operation_id, key_id, user_uid, status, error_code,
                                  latency_ms, request_id, request_body, response_body, fault, query, request_headers,
                                  response_headers)
-        select * from unnest(
-          ${col('app_id')}::text[], ${col('at').map((d) => d.toISOString())}::timestamptz[], ${col('method')}::text[],
-          ${col('path')}::text[], ${col('route')}::text[], ${col('operation_id')}::text[], ${col('key_id')}::text[],
-          ${col('user_uid')}::text[], ${col('status')}::int[], ${col('error_code')}::text[],
-          ${col('latency_ms')}::numeric[], ${col('request_id')}::text[], ${col('request_body')}::text[],
-          ${col('response_body')}::text[], ${col('fault')}::text[], ${col('query')}::text[], ${col('request_headers')}::text[],
-          ${col('response_headers')}::text[])`.execute(db)
+        select app_id, at, method, path, route, operation_id, key_id, user_uid, status, error_code,
+               latency_ms, request_id, request_body, response_body, fault, query, request_headers, response_headers
+          from json_populate_recordset(null::request_log, ${JSON.stringify(rows)}::json)`.execute(db)
     },
 
     async list(filter: RequestLogFilter): Promise<RequestLogRow[]> {
