@@ -1,8 +1,12 @@
 import { mkdirSync } from 'node:fs'
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
+import { from as copyFrom } from 'pg-copy-streams'
+import { CopyIn } from './copy-in.js'
 import { ensurePGliteDatabase, lockDataDir } from './data-dir.js'
 import { type ListenHandlers, listenOn } from './listener.js'
 import { migrateToLatest } from './migrate.js'
@@ -211,6 +215,7 @@ function preparingClient(): typeof pg.Client {
     // biome-ignore lint/suspicious/noExplicitAny: pg's query() is heavily overloaded; this forwards every form unchanged.
     override query(...args: any[]): any {
       const [text, values] = args
+      if (typeof text === 'string' && Array.isArray(values) && values[0] instanceof CopyIn) return copyIn(this, text, values[0])
       if (
         typeof text === 'string' &&
         Array.isArray(values) &&
@@ -225,6 +230,16 @@ function preparingClient(): typeof pg.Client {
       return (super.query as any)(...args)
     }
   }
+}
+
+/**
+ * A CopyIn statement on this client (copy-in.ts): answers as pg answers an INSERT (a copy inserts;
+ * Kysely reads the row count of INSERT, UPDATE, DELETE and MERGE only), with the rows copied.
+ */
+async function copyIn(client: pg.Client, text: string, data: CopyIn): Promise<pg.QueryResult> {
+  const stream = client.query(copyFrom(text))
+  await pipeline(Readable.from([data.text]), stream)
+  return { command: 'INSERT', rowCount: stream.rowCount ?? 0, rows: [], oid: 0, fields: [] }
 }
 
 function wrap(db: Kysely<DB>, kind: DatabaseKind, poolStats: Database['poolStats'], release?: () => void): Database {

@@ -26,6 +26,7 @@ import * as personalTokens from './migrations/0025-personal-tokens.js'
 import * as supportLookup from './migrations/0027-support-lookup.js'
 import * as apiKeyPrefix from './migrations/0028-api-key-prefix.js'
 import * as ledgerNetworks from './migrations/0029-ledger-networks.js'
+import * as requestLogNoRequestIdIndex from './migrations/0030-request-log-no-request-id-index.js'
 
 /** Ordered migrations. A new migration is a new file here, never an edit of an applied one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -56,6 +57,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0027-support-lookup': supportLookup,
   '0028-api-key-prefix': apiKeyPrefix,
   '0029-ledger-networks': ledgerNetworks,
+  '0030-request-log-no-request-id-index': requestLogNoRequestIdIndex,
 }
 
 /**

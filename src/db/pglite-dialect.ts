@@ -14,6 +14,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely'
+import { CopyIn, pgliteCopySql } from './copy-in.js'
 
 /**
  * Kysely dialect for embedded PostgreSQL (PGlite). PGlite is one connection, so the driver
@@ -50,6 +51,11 @@ class PGliteConnection implements DatabaseConnection {
   constructor(private readonly pglite: PGlite) {}
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    const [first] = compiled.parameters
+    if (first instanceof CopyIn) {
+      const copied = await this.pglite.query(pgliteCopySql(compiled.sql), [], { blob: new Blob([first.text]) })
+      return { rows: [], numAffectedRows: BigInt(copied.affectedRows ?? 0) }
+    }
     const result = await this.pglite.query<R>(compiled.sql, [...compiled.parameters])
     return result.affectedRows === undefined ? { rows: result.rows } : { rows: result.rows, numAffectedRows: BigInt(result.affectedRows) }
   }

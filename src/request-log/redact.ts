@@ -308,17 +308,16 @@ export function storedQuery(url: string): string | null {
  * at most MAX_HEADER_CHARS characters. A repeated header's values are joined with `, `.
  */
 export function storedHeaders(headers: Record<string, unknown>): Record<string, string> {
-  const out: Record<string, string> = {}
-  let kept = 0
+  // Entries, then fromEntries: a header named `__proto__` is an own member, not the object's prototype.
+  const out = new Map<string, string>()
   for (const [rawName, rawValue] of Object.entries(headers)) {
-    if (kept >= MAX_HEADERS) break
+    if (out.size >= MAX_HEADERS) break
     if (rawValue === undefined || rawValue === null) continue
     const name = wellFormed(rawName.toLowerCase()).slice(0, 200)
     const value = Array.isArray(rawValue) ? rawValue.map(String).join(', ') : String(rawValue)
-    out[name] = wellFormed(storedHeaderValue(name, value)).slice(0, MAX_HEADER_CHARS)
-    kept++
+    out.set(name, wellFormed(storedHeaderValue(name, value)).slice(0, MAX_HEADER_CHARS))
   }
-  return out
+  return Object.fromEntries(out)
 }
 
 function storedHeaderValue(name: string, value: string): string {
@@ -328,4 +327,23 @@ function storedHeaderValue(name: string, value: string): string {
   }
   if (CREDENTIAL_HEADERS.has(name) || SECRET_NAME.test(name)) return REDACTED
   return redactString(value)
+}
+
+/**
+ * The headers of a header block as written (`HTTP/1.1 200 OK\r\nname: value\r\n…\r\n\r\n`), in
+ * order; a repeated header (set-cookie) keeps its values as a list.
+ */
+export function headersOfHead(head: string): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = Object.create(null)
+  const lines = head.split('\r\n')
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i] as string
+    const colon = line.indexOf(':')
+    if (colon <= 0) continue
+    const name = line.slice(0, colon).toLowerCase()
+    const value = line.slice(colon + 1).trim()
+    const known = out[name]
+    out[name] = known === undefined ? value : Array.isArray(known) ? [...known, value] : [known, value]
+  }
+  return out
 }

@@ -2,7 +2,17 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock/clock.js'
 import type { DB } from '../db/schema.js'
-import { captureBody, errorCodeOf, storedBody, storedHeaders, storedPath, storedQuery, storedRequestId } from './redact.js'
+import {
+  CAPTURE_CHARS,
+  captureBody,
+  errorCodeOf,
+  headersOfHead,
+  storedBody,
+  storedHeaders,
+  storedPath,
+  storedQuery,
+  storedRequestId,
+} from './redact.js'
 import { type RequestLogInsert, requestLogRepo } from './request-log-repo.js'
 
 declare module 'fastify' {
@@ -31,13 +41,32 @@ export const REQUEST_LOG_LIMITS = {
   pruneEveryMs: 60_000,
 } as const
 
-/** What the hot path keeps of a call: the URL and bodies as received, redacted only when flushed. */
+/**
+ * What the hot path keeps of a call: the values it already has and references to what the request
+ * and the answer already hold (the headers object, the answer's header block as sent, the parsed
+ * body, the serialised answer). Every string, the JSON, the redaction and the Date are made when
+ * the buffer is written (toRow), off the request's path.
+ */
 interface Pending {
-  row: Omit<RequestLogInsert, 'request_body' | 'response_body' | 'error_code' | 'query' | 'request_headers' | 'response_headers'>
+  appId: string
+  keyId: string | null
+  userUid: string | null
+  /** Epoch ms the call arrived (the platform clock). */
+  at: number
+  method: string
+  url: string
+  route: string
+  operationId: string | null
+  status: number
+  latencyMs: number
+  requestId: string
+  fault: string | undefined
   requestHeaders: Record<string, unknown>
-  responseHeaders: Record<string, unknown>
-  requestBody: { text: string | undefined; cut: boolean }
-  responseBody: { text: string | undefined; cut: boolean }
+  /** The answer's header block as written to the socket (`HTTP/1.1 200 OK\r\n…`), or its headers when none was written. */
+  responseHead: string | Record<string, unknown>
+  /** The parsed request body, or its capture when it was too large to hold (captureBody). */
+  requestBody: unknown
+  responseBody: Captured
 }
 
 export interface RequestLog {
@@ -58,8 +87,17 @@ interface Options {
   logs?: (appId: string) => boolean
 }
 
-const RESPONSE_BODY = Symbol('requestLogResponseBody')
-type Captured = FastifyRequest & { [RESPONSE_BODY]?: { text: string | undefined; cut: boolean } }
+/** The answer as onSend saw it: the serialised payload (by reference), or its capture when too large. */
+type Captured = string | Buffer | { text: string | undefined; cut: boolean } | undefined
+/** `requestLogAnswer` before onSend ran (then onResponse decides), and for a call that is not kept. */
+const NOT_KEPT = 0
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The request log's hold on the answer (onSend), read by its onResponse. */
+    requestLogAnswer: Captured | typeof NOT_KEPT | null
+  }
+}
 
 /** Registers the hooks that feed the log (on every /v2 route) and the flush on close. */
 export function registerRequestLog(app: FastifyInstance, options: Options): RequestLog {
@@ -73,17 +111,27 @@ export function registerRequestLog(app: FastifyInstance, options: Options): Requ
   const touched = new Set<string>()
 
   const toRow = (p: Pending): RequestLogInsert => {
-    const response = storedBody(p.responseBody.text, p.responseBody.cut)
+    const request = isCapture(p.requestBody) ? p.requestBody : captureBody(p.requestBody)
+    const response = isCapture(p.responseBody) ? p.responseBody : captureBody(p.responseBody)
     return {
-      ...p.row,
-      path: storedPath(p.row.path),
-      query: storedQuery(p.row.path),
+      app_id: p.appId,
+      at: new Date(p.at),
+      method: p.method,
+      path: storedPath(p.url),
+      route: p.route,
+      operation_id: p.operationId,
+      key_id: p.keyId,
+      user_uid: p.userUid,
+      status: p.status,
+      latency_ms: p.latencyMs,
+      request_id: storedRequestId(p.requestId),
+      fault: p.fault?.slice(0, 200) ?? null,
+      query: storedQuery(p.url),
       request_headers: JSON.stringify(storedHeaders(p.requestHeaders)),
-      response_headers: JSON.stringify(storedHeaders(p.responseHeaders)),
-      request_id: storedRequestId(p.row.request_id),
-      request_body: storedBody(p.requestBody.text, p.requestBody.cut),
-      response_body: response,
-      error_code: errorCodeOf(p.row.status, p.responseBody.text),
+      response_headers: JSON.stringify(storedHeaders(typeof p.responseHead === 'string' ? headersOfHead(p.responseHead) : p.responseHead)),
+      request_body: storedBody(request.text, request.cut),
+      response_body: storedBody(response.text, response.cut),
+      error_code: errorCodeOf(p.status, response.text),
     }
   }
 
@@ -93,7 +141,7 @@ export function registerRequestLog(app: FastifyInstance, options: Options): Requ
       buffer = buffer.slice(batch.length)
       try {
         await repo.insertMany(batch.map(toRow))
-        for (const p of batch) touched.add(p.row.app_id)
+        for (const p of batch) touched.add(p.appId)
       } catch (error) {
         droppedRows += batch.length
         options.log.warn({ err: error, rows: batch.length, dropped: droppedRows }, 'request log: a batch could not be written')
@@ -132,39 +180,41 @@ export function registerRequestLog(app: FastifyInstance, options: Options): Requ
     return options.logs === undefined || options.logs(principal.appId)
   }
 
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (kept(request)) {
-      ;(request as Captured)[RESPONSE_BODY] = captureBody(typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : undefined)
-    }
-    void reply
-    return payload
+  app.decorateRequest('requestLogAnswer', null)
+
+  // Callback hooks (no promise a request), and nothing made but the reference kept.
+  app.addHook('onSend', (request, _reply, payload, done) => {
+    request.requestLogAnswer = kept(request) ? heldAnswer(payload) : NOT_KEPT
+    done(null, payload)
   })
 
-  app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+  app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done) => {
+    const answer = request.requestLogAnswer
+    // onSend did not run (the connection went first): decided here.
+    if (answer === NOT_KEPT || (answer === null && !kept(request))) return done()
     const principal = attributed(request)
-    if (principal === undefined || principal.kind === 'session' || !kept(request)) return
-    const latency = Math.round(reply.elapsedTime * 1000) / 1000
+    if (principal === undefined || principal.kind === 'session') return done()
+    const latencyMs = Math.round(reply.elapsedTime * 1000) / 1000
+    const { url: route, schema } = request.routeOptions
+    const head = (reply.raw as { _header?: unknown })._header
     const pending: Pending = {
-      row: {
-        app_id: principal.appId,
-        at: new Date(options.clock.now().getTime() - latency),
-        method: request.method,
-        // The whole URL (the query goes, and a secret in the path, when the row is written).
-        path: request.url,
-        route: request.routeOptions.url ?? '',
-        operation_id: operationIdOf(request),
-        key_id: principal.kind === 'key' ? principal.keyId : null,
-        user_uid: principal.kind === 'token' ? principal.uid : null,
-        status: reply.statusCode,
-        latency_ms: latency,
-        request_id: request.id,
-        fault: request.injectedFault?.slice(0, 200) ?? null,
-      },
-      // Both are copies taken now; redacted when the row is written.
-      requestHeaders: { ...request.headers },
-      responseHeaders: reply.getHeaders(),
-      requestBody: captureBody(request.body),
-      responseBody: (request as Captured)[RESPONSE_BODY] ?? { text: undefined, cut: false },
+      appId: principal.appId,
+      keyId: principal.kind === 'key' ? principal.keyId : null,
+      userUid: principal.kind === 'token' ? principal.uid : null,
+      at: options.clock.now().getTime() - latencyMs,
+      method: request.method,
+      // The whole URL (the query goes, and a secret in the path, when the row is written).
+      url: request.url,
+      route: route ?? '',
+      operationId: operationIdOf(schema),
+      status: reply.statusCode,
+      latencyMs,
+      requestId: request.id,
+      fault: request.injectedFault,
+      requestHeaders: request.headers,
+      responseHead: typeof head === 'string' ? head : reply.getHeaders(),
+      requestBody: heldRequestBody(request),
+      responseBody: answer ?? undefined,
     }
     if (buffer.length >= limits.bufferRows) {
       buffer.shift()
@@ -173,6 +223,7 @@ export function registerRequestLog(app: FastifyInstance, options: Options): Requ
     }
     buffer.push(pending)
     schedule()
+    done()
   })
 
   const pruner = setInterval(() => {
@@ -221,7 +272,31 @@ function attributed(request: FastifyRequest) {
   return request.principal ?? (refused === undefined ? undefined : { kind: 'key' as const, appId: refused.appId, keyId: refused.keyId })
 }
 
-function operationIdOf(request: FastifyRequest): string | null {
-  const schema = request.routeOptions.schema as { operationId?: unknown } | undefined
-  return typeof schema?.operationId === 'string' ? schema.operationId : null
+function operationIdOf(schema: unknown): string | null {
+  const operationId = (schema as { operationId?: unknown } | undefined)?.operationId
+  return typeof operationId === 'string' ? operationId : null
+}
+
+const isCapture = (value: unknown): value is { text: string | undefined; cut: boolean } =>
+  typeof value === 'object' && value !== null && !Buffer.isBuffer(value) && 'cut' in value
+
+/**
+ * The answer onSend saw, held by reference (a string or Buffer the server made anyway); only a
+ * large one is cut now, so that the buffer's bound in rows stays a bound in memory.
+ */
+function heldAnswer(payload: unknown): Captured {
+  if (typeof payload === 'string') return payload.length > CAPTURE_CHARS ? captureBody(payload) : payload
+  if (Buffer.isBuffer(payload)) return payload.length > CAPTURE_CHARS ? captureBody(payload) : payload
+  return undefined
+}
+
+/**
+ * The parsed request body, by reference when its text was small (Content-Length at most
+ * CAPTURE_CHARS bytes): larger ones are serialised and cut now, as the answer is.
+ */
+function heldRequestBody(request: FastifyRequest): unknown {
+  const body = request.body
+  if (body === undefined || body === null) return undefined
+  const length = Number(request.headers['content-length'] ?? Number.POSITIVE_INFINITY)
+  return length <= CAPTURE_CHARS ? body : captureBody(body)
 }

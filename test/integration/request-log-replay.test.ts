@@ -68,6 +68,31 @@ describe('request log: headers, query string and replay', () => {
     for (const form of storedForms(secret)) assert.equal(stored.includes(form), false, `a form of the key is stored: ${form}`)
   })
 
+  it("stores the answer's headers as written to the connection, and a large request body cut at capture", async () => {
+    const sb = sandbox(platform.app)
+    const shop = await sb.createApp()
+    const user = await sb.createUser()
+    const address = await platform.app.listen({ port: 0, host: '127.0.0.1' })
+    const answer = await fetch(`${address}/v2/payments`, {
+      method: 'POST',
+      headers: { authorization: `Key ${shop.api_key}`, 'content-type': 'application/json', 'x-request-id': 'wire-1' },
+      body: JSON.stringify({ payment: { amount: 1, memo: 'x'.repeat(40_000), metadata: {}, uid: user.user_id } }),
+    })
+    const body = await answer.text()
+    const [entry] = (await entries(shop.app_id, '?request_id=wire-1')).requests
+    assert.ok(entry, body)
+    assert.equal(entry.status, answer.status)
+    // Node adds Date, Connection and Keep-Alive when it writes the header block; the log shows what went.
+    assert.equal(entry.response_headers?.date, answer.headers.get('date'))
+    assert.equal(entry.response_headers?.connection, answer.headers.get('connection'))
+    assert.equal(entry.response_headers?.['content-length'], String(Buffer.byteLength(body)))
+    assert.equal(entry.response_headers?.['x-request-id'], 'wire-1')
+    assert.equal(entry.request_headers?.['content-type'], 'application/json')
+    // Past the capture's 16 KiB the body was cut on arrival, then stored at its 8 KiB bound.
+    assert.ok(entry.request_body !== null && entry.request_body.length <= 8 * 1024 + 20, `${entry.request_body?.length}`)
+    assert.match(entry.request_body ?? '', /^\{"payment":\{"amount":1,"memo":"xxx/)
+  })
+
   it('replays a key call as the key that made it, logs the replay as a new entry linked to the first', async () => {
     const sb = sandbox(platform.app)
     const shop = await sb.createApp()

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { newSecret } from '../../src/lib/crypto.js'
-import { MAX_HEADER_CHARS, MAX_HEADERS, storedHeaders, storedQuery } from '../../src/request-log/redact.js'
+import { headersOfHead, MAX_HEADER_CHARS, MAX_HEADERS, storedHeaders, storedQuery } from '../../src/request-log/redact.js'
 import { replayGrants, replayProblem } from '../../src/request-log/replay.js'
 
 const KEY = newSecret()
@@ -33,6 +33,26 @@ describe('request log: the stored headers and query string (src/request-log/reda
       'x-list': 'one, two',
     })
     assert.equal(storedHeaders({ authorization: KEY }).authorization, '[redacted]', 'no scheme: all of it goes')
+  })
+
+  it("reads the answer's header block as written: names lower-cased, in order, a repeated header a list, then stored as any other", () => {
+    const head =
+      'HTTP/1.1 201 Created\r\nContent-Type: application/json; charset=utf-8\r\nx-request-id: r-1\r\n' +
+      'set-cookie: a=1\r\nSet-Cookie: b=2\r\n__proto__: x\r\nx-odd:  spaced value \r\nno colon here\r\nDate: Sun, 29 Nov 2026 07:00:00 GMT\r\n\r\n'
+    const headers = headersOfHead(head)
+    assert.deepEqual(Object.keys(headers), ['content-type', 'x-request-id', 'set-cookie', '__proto__', 'x-odd', 'date'])
+    assert.deepEqual(headers['set-cookie'], ['a=1', 'b=2'])
+    assert.equal(headers['x-odd'], 'spaced value')
+    assert.equal(Object.getPrototypeOf(headers), null, 'a header named __proto__ is a header, not a prototype')
+    assert.deepEqual(Object.entries(storedHeaders(headers)), [
+      ['content-type', 'application/json; charset=utf-8'],
+      ['x-request-id', 'r-1'],
+      ['set-cookie', '[redacted]'],
+      ['__proto__', 'x'],
+      ['x-odd', 'spaced value'],
+      ['date', 'Sun, 29 Nov 2026 07:00:00 GMT'],
+    ])
+    assert.deepEqual(Object.entries(headersOfHead('')), [])
   })
 
   it(`keeps at most ${MAX_HEADERS} headers of at most ${MAX_HEADER_CHARS} characters; NUL and lone surrogates become U+FFFD`, () => {
