@@ -12,9 +12,9 @@ import { type Kysely, sql } from 'kysely'
  * 137 times, all in the first 20 s (which plan a connection keeps depends on the table's size when
  * it switched to a generic one). With this module: 114 to 192, all in the first 20 s.
  *
- * So the tables that hold rows are analyzed after migrations, after the sandbox is seeded, reset
- * or restored, and again whenever one has grown by half since its last ANALYZE
- * (`statisticsKeeper`): ANALYZE updates `pg_class`, which makes every connection plan its
+ * So the tables that hold rows are analyzed after migrations were applied and after the sandbox is
+ * reset or restored, and any table that has grown by half since its last ANALYZE is analyzed again
+ * at start (after the sandbox's demo seed) and every STATISTICS_CHECK_MS (`statisticsKeeper`): ANALYZE updates `pg_class`, which makes every connection plan its
  * statements again at their next run. Growth is read from the table's size on disk, not from the
  * cumulative statistics, which PGlite does not keep up to date.
  *
