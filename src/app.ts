@@ -22,13 +22,15 @@ declare module 'fastify' {
  * Horizon's `close`, so clients reconnect elsewhere): a stop never waits on them.
  */
 function registerLifecycle(app: FastifyInstance, services: Services): void {
-  const { networks, credentials, sandbox, requestLogOptIn } = services
+  const { networks, credentials, sandbox, requestLogOptIn, statistics } = services
   for (const { streams, tip } of Object.values(networks)) {
     app.addHook('preClose', async () => streams.closeAll())
     app.addHook('onClose', async () => tip.close())
   }
   app.addHook('onReady', () => credentials.start())
   app.addHook('onClose', async () => credentials.stop())
+  app.addHook('onReady', () => statistics.start())
+  app.addHook('onClose', () => statistics.stop())
   if (requestLogOptIn !== undefined) {
     app.addHook('onReady', () => requestLogOptIn.start())
     app.addHook('onClose', async () => requestLogOptIn.stop())

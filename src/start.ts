@@ -6,6 +6,7 @@ import { createPlatformClock } from './clock/clock.js'
 import { clockRepo } from './clock/clock-repo.js'
 import type { Config } from './config.js'
 import { type DatabaseKind, openDatabase } from './db/database.js'
+import { analyzeTables } from './db/statistics.js'
 import { resolveSecretKey } from './lib/secret-key.js'
 import { type DemoInfo, seedDemo } from './sandbox/world/demo-seed.js'
 
@@ -59,6 +60,9 @@ export async function startServer(config: Config, options: { seed?: boolean; sha
       poolStats: database.poolStats,
     })
     const demo = config.mode === 'sandbox' && options.seed !== false ? await seedDemo(database.db, { clock, secretKey }) : undefined
+    // Statistics for the tables the seed grew, before the first request plans a statement (src/db/statistics.ts):
+    // a table of a few rows is better left as it was (never analyzed, or analyzed at its size on the last start).
+    await analyzeTables(database.db, 'grown')
 
     const { drain } = DRAIN.register(app)
     app.server.headersTimeout = HEADERS_TIMEOUT_MS

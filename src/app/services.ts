@@ -15,6 +15,7 @@ import { listingGate } from '../apps/listing-gate.js'
 import { auditChainKey } from '../audit/audit-log.js'
 import { accountLimits, faucetSettings, paymentSettings, portalSettings, streamLimits } from '../config.js'
 import type { DB } from '../db/schema.js'
+import { type StatisticsKeeper, statisticsKeeper } from '../db/statistics.js'
 import { type CredentialCache, createCredentialCache } from '../identity/credential-cache.js'
 import { type IdentityService, identityServiceFactory } from '../identity/identity-service.js'
 import { type StreamHub, streamHub } from '../ledger/horizon/streaming.js'
@@ -68,6 +69,8 @@ export interface Services {
   networks: Readonly<Record<LedgerNetwork, NetworkLedger>>
   ledgers: NetworkLedgers
   credentials: CredentialCache
+  /** Analyzes the tables as they grow, so that no statement keeps a plan made on an empty table (src/db/statistics.ts). */
+  statistics: StatisticsKeeper
   apps: AppsService
   identity: IdentityService
   payments: PaymentsService
@@ -246,6 +249,10 @@ export function buildServices(deps: AppDeps, log: FastifyBaseLogger): Services {
     metrics,
     metricsServed,
     db,
+    statistics: statisticsKeeper({
+      db: deps.db,
+      onError: (error) => log.warn({ err: error }, 'could not analyze the grown tables'),
+    }),
     tip,
     ledger,
     streams,

@@ -27,6 +27,7 @@ import * as supportLookup from './migrations/0027-support-lookup.js'
 import * as apiKeyPrefix from './migrations/0028-api-key-prefix.js'
 import * as ledgerNetworks from './migrations/0029-ledger-networks.js'
 import * as requestLogNoRequestIdIndex from './migrations/0030-request-log-no-request-id-index.js'
+import { analyzeTables } from './statistics.js'
 
 /** Ordered migrations. A new migration is a new file here, never an edit of an applied one. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -61,8 +62,9 @@ const MIGRATIONS: Record<string, Migration> = {
 }
 
 /**
- * Brings the schema up to date. Safe to run from several processes at once: Kysely holds
- * an advisory lock while it migrates.
+ * Brings the schema up to date, then gives the planner statistics (src/db/statistics.ts): every
+ * table holding rows is analyzed when a migration ran, else those that grew since their last ANALYZE. Safe to run
+ * from several processes at once: Kysely holds an advisory lock while it migrates.
  */
 export async function migrateToLatest(db: Kysely<unknown>, schema: string | undefined): Promise<MigrationResultSet> {
   const migrator = new Migrator({
@@ -72,7 +74,10 @@ export async function migrateToLatest(db: Kysely<unknown>, schema: string | unde
   })
   for (let attempt = 1; ; attempt++) {
     const result = await migrator.migrateToLatest()
-    if (result.error === undefined) return result
+    if (result.error === undefined) {
+      await analyzeTables(db, (result.results ?? []).length > 0 ? 'all' : 'grown')
+      return result
+    }
     if (attempt < INTROSPECTION_ATTEMPTS && droppedUnderIntrospection(result.error)) continue
     throw result.error instanceof Error ? result.error : new Error(String(result.error))
   }

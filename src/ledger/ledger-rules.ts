@@ -100,9 +100,14 @@ const utf8 = new TextDecoder('utf-8', { fatal: true })
 export function decodeEnvelope(envelopeXdr: string): Decoded {
   const text = envelopeXdr.trim()
   if (text === '' || !BASE64.test(text)) return { ok: false, detail: 'The envelope is not base64.' }
+  // js-xdr decodes strictly (zero padding, booleans 0 or 1, known enum values and union arms, every
+  // byte read), so these bytes are the envelope's own encoding: stored and hashed as they are, not
+  // encoded again (about a third of a decode's CPU). Their base64 is canonical whatever bits the input
+  // left after its last byte.
+  const bytes = Buffer.from(text, 'base64')
   let envelope: xdr.TransactionEnvelope
   try {
-    envelope = xdr.TransactionEnvelope.fromXDR(text, 'base64')
+    envelope = xdr.TransactionEnvelope.fromXDR(bytes)
   } catch {
     return { ok: false, detail: 'The envelope is not a valid XDR TransactionEnvelope.' }
   }
@@ -115,14 +120,14 @@ export function decodeEnvelope(envelopeXdr: string): Decoded {
     if (memo === undefined) return { ok: false, detail: 'A text memo must be UTF-8 without NUL characters.' }
     // What is signed is the network id (SHA-256 of the passphrase, 32 bytes) followed by the
     // tagged transaction: encoded once, hashed under each network's id (not a Transaction per network).
-    const tagged = first.signatureBase().subarray(NETWORK_ID_BYTES)
+    const tagged = taggedTransaction(envelope, bytes) ?? first.signatureBase().subarray(NETWORK_ID_BYTES)
     const hashes = Object.fromEntries(
       LEDGER_NETWORKS.map((network) => [network, createHash('sha256').update(NETWORK_IDS[network]).update(tagged).digest()]),
     ) as Record<LedgerNetwork, Buffer>
     return {
       ok: true,
       tx: {
-        envelopeXdr: envelope.toXDR('base64'),
+        envelopeXdr: bytes.toString('base64'),
         source: first.source,
         sequence: BigInt(first.sequence),
         maxFee: BigInt(first.fee),
@@ -138,6 +143,19 @@ export function decodeEnvelope(envelopeXdr: string): Decoded {
   } catch {
     return { ok: false, detail: 'The envelope could not be decoded.' }
   }
+}
+
+/**
+ * The tagged transaction (ENVELOPE_TYPE_TX, then the transaction) of a v1 envelope, cut from the
+ * envelope's own bytes: they are the same discriminant followed by the same transaction, then the
+ * signatures (a count, and each a 4-byte hint and a length-prefixed signature padded to 4 bytes).
+ * A v0 envelope is signed as the v1 transaction it stands for: undefined, for stellar-base to encode.
+ */
+function taggedTransaction(envelope: xdr.TransactionEnvelope, bytes: Buffer): Buffer | undefined {
+  if (envelope.switch() !== xdr.EnvelopeType.envelopeTypeTx()) return undefined
+  let signatures = 4
+  for (const signature of envelope.v1().signatures()) signatures += 4 + 4 + Math.ceil(signature.signature().length / 4) * 4
+  return bytes.subarray(0, bytes.length - signatures)
 }
 
 function decodeMemo(tx: Transaction): DecodedTransaction['memo'] | undefined {

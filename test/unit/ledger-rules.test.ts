@@ -84,6 +84,32 @@ describe('ledger rules: decoding (transaction_malformed)', () => {
     assert.equal(decodeEnvelope(`${envelope()}AAAA`).ok, false, 'trailing bytes')
   })
 
+  it('keeps the envelope as its own bytes, in canonical base64, as stellar-base encodes it', () => {
+    for (const memo of ['a', 'ab', 'abc']) {
+      const base64 = envelope({ memo: Memo.text(memo) })
+      assert.equal(decoded(base64).envelopeXdr, xdr.TransactionEnvelope.fromXDR(base64, 'base64').toXDR('base64'))
+      // The bits after the last byte set: other base64 text for the same bytes.
+      const padding = base64.length - base64.replace(/=+$/, '').length
+      if (padding === 0) continue
+      const last = base64.length - padding - 1
+      const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'
+      const spare = padding === 1 ? 0b11 : 0b1111
+      const other = `${base64.slice(0, last)}${alphabet[alphabet.indexOf(base64[last] as string) | spare]}${base64.slice(last + 1)}`
+      assert.notEqual(other, base64)
+      assert.equal(decoded(other).envelopeXdr, base64, `memo ${memo}`)
+    }
+  })
+
+  it('refuses padding that is not zero (so that the bytes kept are the envelope decoded)', () => {
+    const bytes = Buffer.from(envelope({ memo: Memo.text('abc') }), 'base64')
+    const at = bytes.indexOf(Buffer.from('abc')) + 3
+    assert.equal(bytes[at], 0)
+    bytes[at] = 1
+    const result = decodeEnvelope(bytes.toString('base64'))
+    assert.equal(result.ok, false)
+    assert.match(result.ok ? '' : result.detail, /not a valid XDR/)
+  })
+
   it('refuses a fee-bump envelope', () => {
     const inner = TransactionBuilder.fromXDR(envelope(), 'Pi Testnet')
     if (!('memo' in inner)) throw new Error('expected a plain transaction')
@@ -218,7 +244,7 @@ describe('ledger rules: signatures', () => {
     }
   })
 
-  it('hashes the transaction under every network as stellar-base does, for v1 and v0 envelopes', () => {
+  it('hashes the transaction under every network as stellar-base does, for v1 and v0 envelopes, one signature or two', () => {
     const v1 = envelope({ memo: Memo.text('both networks'), ops: [pay(bob.publicKey()), pay(carol.publicKey(), '2')] })
     // A v0 envelope (what old clients sent): the same transaction with the source as a raw key.
     const parsed = xdr.TransactionEnvelope.fromXDR(v1, 'base64').v1()
@@ -237,7 +263,8 @@ describe('ledger rules: signatures', () => {
         signatures: parsed.signatures(),
       }),
     ).toXDR('base64')
-    for (const base64 of [v1, v0]) {
+    const twoSignatures = envelope({ memo: Memo.text('two'), signers: [alice, bob] })
+    for (const base64 of [v1, v0, twoSignatures]) {
       const { hashes } = decoded(base64)
       for (const network of ['Pi Testnet', 'Pi Network'] as const) {
         assert.equal(hashes[network].toString('hex'), TransactionBuilder.fromXDR(base64, network).hash().toString('hex'), network)

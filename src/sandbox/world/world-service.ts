@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely'
 import type { Clock, PlatformClock } from '../../clock/clock.js'
 import { ApiError } from '../../core/errors.js'
 import type { DB } from '../../db/schema.js'
+import { analyzeTables } from '../../db/statistics.js'
 import { bumpGeneration, type SandboxSync } from '../sandbox-sync.js'
 import { type DemoInfo, openDemoAppSeed, seedDemo } from './demo-seed.js'
 import { type Catalog, readCatalog, type SequenceValue, worldRepo } from './world-repo.js'
@@ -102,6 +103,8 @@ export function worldServiceFactory(deps: WorldDeps) {
           return { result, generation: await bumpGeneration(trx), reading: await repo.clockReading() }
         })
         clock.observe(reading)
+        // The tables now hold another world: statistics of it before the next request plans a statement (src/db/statistics.ts).
+        await analyzeTables(db, 'all')
         await sync.propagate(generation)
         return result
       } catch (error) {
