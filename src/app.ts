@@ -30,7 +30,7 @@ function registerLifecycle(app: FastifyInstance, services: Services): void {
   app.addHook('onReady', () => credentials.start())
   app.addHook('onClose', async () => credentials.stop())
   app.addHook('onReady', () => statistics.start())
-  app.addHook('onClose', () => statistics.stop())
+  app.addHook('onClose', async () => statistics.stop())
   if (requestLogOptIn !== undefined) {
     app.addHook('onReady', () => requestLogOptIn.start())
     app.addHook('onClose', async () => requestLogOptIn.stop())

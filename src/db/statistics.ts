@@ -60,26 +60,28 @@ export async function analyzeTables<T>(db: Kysely<T>, which: 'all' | 'grown'): P
 /** Analyzes the tables that grew, every STATISTICS_CHECK_MS, from start() to stop(). */
 export function statisticsKeeper<T>(deps: { db: Kysely<T>; everyMs?: number; onError: (error: unknown) => void }) {
   let timer: NodeJS.Timeout | undefined
-  let checking = false
-  const check = async () => {
-    if (checking) return
-    checking = true
-    try {
-      await analyzeTables(deps.db, 'grown')
-    } catch (error) {
-      deps.onError(error)
-    } finally {
-      checking = false
-    }
+  /** The check under way: stop() waits for it, so that no ANALYZE outlives the database. */
+  let checking: Promise<void> | undefined
+  const check = () => {
+    checking ??= analyzeTables(deps.db, 'grown')
+      .then(
+        () => undefined,
+        (error: unknown) => deps.onError(error),
+      )
+      .finally(() => {
+        checking = undefined
+      })
+    return checking
   }
   return {
     start() {
       timer ??= setInterval(() => void check(), deps.everyMs ?? STATISTICS_CHECK_MS)
       timer.unref()
     },
-    stop() {
+    async stop(): Promise<void> {
       if (timer !== undefined) clearInterval(timer)
       timer = undefined
+      await checking
     },
   }
 }
