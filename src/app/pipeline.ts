@@ -315,6 +315,10 @@ export const PIPELINE: readonly Stage[] = [
     does: "Keeps each /v2 call of an app (its status, bodies and any fault injected into it) in a buffer written in batches, off the request's path.",
     refuses: [],
     why: "Before the routes it logs. Its hooks are global and only observe: its onResponse runs after the metrics stage's, and reads the status a fault may have set.",
+    // Its cost (BENCHMARKS.md, "Issue 40"): the one stage over 5 µs a request, because each logged
+    // call becomes a stored row, with its headers and bodies redacted and written by COPY. The
+    // request's own path keeps references only; the redaction, the JSON and the write run in the
+    // flush, which is CPU of the same process all the same.
     when: (ctx) => ctx.config.requestLog !== false,
     register: (app, ctx, products) => {
       const { metrics, db, requestLogOptIn } = ctx.services

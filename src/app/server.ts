@@ -46,7 +46,12 @@ function serializeError(error: Error): ReturnType<typeof pino.stdSerializers.err
   return serialized
 }
 
-/** One log line a request, when it completes, with the route pattern rather than the raw URL. */
+/**
+ * One log line a request, when it completes, with the route pattern rather than the raw URL. At
+ * LOG_LEVEL=info it is the costliest part of a request after the request log (BENCHMARKS.md,
+ * "Issue 40": pino's line, written to stdout); at the production level (warn) a request that went
+ * well costs one level check.
+ */
 class RequestLog extends LogController {
   override incomingRequest(): void {}
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
