@@ -72,12 +72,20 @@ export async function migrateToLatest(db: Kysely<unknown>, schema: string | unde
     provider: { getMigrations: async () => MIGRATIONS },
     ...(schema === undefined ? {} : { migrationTableSchema: schema }),
   })
+  const result = await migrating(() => migrator.migrateToLatest())
+  await analyzeTables(db, (result.results ?? []).length > 0 ? 'all' : 'grown')
+  return result
+}
+
+/**
+ * Runs a migrator's step (to the latest, or to a named migration), again while it fails only
+ * because another user of the server dropped a schema or table under Kysely's introspection
+ * (`droppedUnderIntrospection`); throws any other failure.
+ */
+export async function migrating(step: () => Promise<MigrationResultSet>): Promise<MigrationResultSet> {
   for (let attempt = 1; ; attempt++) {
-    const result = await migrator.migrateToLatest()
-    if (result.error === undefined) {
-      await analyzeTables(db, (result.results ?? []).length > 0 ? 'all' : 'grown')
-      return result
-    }
+    const result = await step()
+    if (result.error === undefined) return result
     if (attempt < INTROSPECTION_ATTEMPTS && droppedUnderIntrospection(result.error)) continue
     throw result.error instanceof Error ? result.error : new Error(String(result.error))
   }
