@@ -5,8 +5,8 @@ import { markdownTable } from './lib.js'
 export interface RunFigures {
   /** Requests or lifecycles a second. */
   throughput: number
-  /** The same pair's hello-world throughput, when the scenario is compared with it. */
-  hello: number | undefined
+  /** What the same pair measured to divide by (the section's `per`): a hello-world's req/s, or pgbench's TPS. */
+  reference: number | undefined
   /** Plinth's CPU per request (µs) or per lifecycle (ms); undefined when /proc could not be read. */
   plinthCpu: number | undefined
   /** The server's own PostgreSQL backends' CPU, in the same unit. */
@@ -24,6 +24,8 @@ export interface CompareSection {
   unit: string
   /** 'µs/req' or 'ms/lifecycle'. */
   cpuUnit: string
+  /** What `reference` is, in the ratio's column heading: 'hello' (req/s) or 'pgbench' (TPS). */
+  per: string
   head: RunFigures[]
   base: RunFigures[]
 }
@@ -40,7 +42,7 @@ function medianOf(runs: readonly RunFigures[], pick: (run: RunFigures) => number
   return median(runs.map(pick).filter((value): value is number => value !== undefined && Number.isFinite(value)))
 }
 
-const perHello = (run: RunFigures) => (run.hello === undefined || run.hello <= 0 ? undefined : run.throughput / run.hello)
+const perReference = (run: RunFigures) => (run.reference === undefined || run.reference <= 0 ? undefined : run.throughput / run.reference)
 
 function fixed(value: number | undefined, digits: number): string {
   return value === undefined || !Number.isFinite(value) ? '?' : value.toFixed(digits)
@@ -59,7 +61,7 @@ function row(section: CompareSection, label: string, run: RunFigures): string[] 
   return [
     label,
     fixed(run.throughput, run.throughput < 100 ? 1 : 0),
-    fixed(perHello(run), 2),
+    fixed(perReference(run), 2),
     fixed(run.plinthCpu, digits),
     fixed(run.postgresCpu, digits),
     fixed(run.p99, 0),
@@ -80,7 +82,7 @@ export function compareSectionTable(section: CompareSection, names: { head: stri
   }
   const medians = (runs: RunFigures[]) => ({
     throughput: medianOf(runs, (run) => run.throughput),
-    perHello: medianOf(runs, perHello),
+    perReference: medianOf(runs, perReference),
     plinthCpu: medianOf(runs, (run) => run.plinthCpu),
     postgresCpu: medianOf(runs, (run) => run.postgresCpu),
     p99: medianOf(runs, (run) => run.p99),
@@ -97,7 +99,7 @@ export function compareSectionTable(section: CompareSection, names: { head: stri
     rows.push([
       `median, ${name}`,
       fixed(m.throughput, (m.throughput ?? 0) < 100 ? 1 : 0),
-      fixed(m.perHello, 2),
+      fixed(m.perReference, 2),
       fixed(m.plinthCpu, digits),
       fixed(m.postgresCpu, digits),
       fixed(m.p99, 0),
@@ -108,7 +110,7 @@ export function compareSectionTable(section: CompareSection, names: { head: stri
   rows.push([
     `${names.head} ÷ ${names.base}`,
     ratio(head.throughput, base.throughput),
-    ratio(head.perHello, base.perHello),
+    ratio(head.perReference, base.perReference),
     ratio(head.plinthCpu, base.plinthCpu),
     ratio(head.postgresCpu, base.postgresCpu),
     ratio(head.p99, base.p99),
@@ -116,7 +118,7 @@ export function compareSectionTable(section: CompareSection, names: { head: stri
     '',
   ])
   const table = markdownTable(
-    ['run', section.unit, '÷ hello', `Plinth CPU ${section.cpuUnit}`, `PostgreSQL CPU ${section.cpuUnit}`, 'p99 ms', 'load', ''],
+    ['run', section.unit, `÷ ${section.per}`, `Plinth CPU ${section.cpuUnit}`, `PostgreSQL CPU ${section.cpuUnit}`, 'p99 ms', 'load', ''],
     rows,
     ['left', 'right', 'right', 'right', 'right', 'right', 'right', 'left'],
   )

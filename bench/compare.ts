@@ -4,21 +4,43 @@
  * both on PostgreSQL, each server on a fresh schema, then measures in alternating pairs (head,
  * commit, head, commit…): a bare Fastify hello at the start of each pair, GET /v2/me over many
  * tokens with the request log on (the sandbox default) and off, GET /v2/payments/{id} with a key
- * (log on), and the A2U lifecycle. Prints, per scenario, each run's throughput, its ratio to the
- * pair's hello, Plinth's CPU and its own PostgreSQL backends' CPU per request or lifecycle, p99
+ * (log on), and the A2U lifecycle, after one pgbench run a pair. Prints, per scenario, each run's
+ * throughput, its ratio to the pair's hello (A2U: to the pair's pgbench TPS), Plinth's CPU and its own PostgreSQL backends' CPU per request or lifecycle, p99
  * and the load average; then each side's medians and head ÷ commit. Writes nothing.
  */
 import { mkdtempSync, realpathSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type CompareSection, compareSectionTable, type RunFigures } from './compare-report.js'
-import { elapsedSeconds, ensureBuilt, execFileAsync, log, onCleanup, type PreparedRequests } from './lib.js'
+import {
+  describeError,
+  elapsedSeconds,
+  ensureBuilt,
+  execFileAsync,
+  log,
+  onCleanup,
+  type PreparedRequests,
+  pgbenchVersion,
+  runPgbench,
+} from './lib.js'
 import type { Serving } from './measure-common.js'
 import { loadLine, measureFlowRun, measureRequestRun, type PairServer, runSettings, startPairServer } from './pairs.js'
 import { a2uLifecycle } from './scenarios/lifecycles.js'
 import { helloWorld, me, paymentRead } from './scenarios/requests.js'
 import { ROOT, type Settings } from './settings.js'
 import { helloTarget } from './targets.js'
+
+/** pgbench's TPS on the server, or undefined (logged) when it failed: the A2U row then shows '?' for ÷ pgbench. */
+async function pgbenchTps(databaseUrl: string, options: Settings['pgbench']): Promise<number | undefined> {
+  try {
+    const result = await runPgbench(databaseUrl, options)
+    log(`  pgbench: ${result.tps.toFixed(0)} TPS`)
+    return result.tps
+  } catch (error) {
+    log(`  !!! pgbench failed: ${describeError(error)}`)
+    return undefined
+  }
+}
 
 async function git(args: readonly string[], cwd = ROOT): Promise<string> {
   const { stdout } = await execFileAsync('git', [...args], { cwd, maxBuffer: 16 * 1024 * 1024 })
@@ -100,16 +122,20 @@ export async function runCompare(settings: Settings, databaseUrl: string | undef
     log(`seeded (${elapsedSeconds(startedAt)} so far); load average ${loadLine()}`)
 
     const sections: CompareSection[] = [
-      ...scenarios.map((entry) => ({ title: entry.title, unit: 'req/s', cpuUnit: 'µs/req', head: [], base: [] })),
+      ...scenarios.map((entry) => ({ title: entry.title, unit: 'req/s', cpuUnit: 'µs/req', per: 'hello', head: [], base: [] })),
       {
         title: `A2U lifecycle (create, sign, submit, complete), ${options.workers} workers, request log on, ${options.a2uSeconds} s after ${options.a2uWarmupSeconds} s warm-up`,
         unit: 'lifecycles/s',
         cpuUnit: 'ms/lifecycle',
+        per: 'pgbench',
         head: [],
         base: [],
       },
     ]
     const helloRuns: RunFigures[] = []
+    const pgbench = await pgbenchVersion()
+    if (pgbench === undefined) log('pgbench is not installed: the A2U runs have no ÷ pgbench')
+    const pgbenchRuns: Array<number | undefined> = []
     for (let pair = 0; pair < options.pairs; pair++) {
       log(`pair ${pair + 1} of ${options.pairs}: load average ${loadLine()}`)
       const helloRun = await measureRequestRun(requests, helloWorld, helloPrepared, helloServing, undefined)
@@ -122,19 +148,27 @@ export async function runCompare(settings: Settings, databaseUrl: string | undef
           section[which].push(await measureRequestRun(requests, entry.scenario, found.requests, found.serving, helloRun.throughput))
         }
       }
+      // The issue's A2U target is a share of pgbench's TPS on the same server: one pgbench run a pair, just before the A2U runs.
+      const tps = pgbench === undefined ? undefined : await pgbenchTps(databaseUrl, settings.pgbench)
+      pgbenchRuns.push(tps)
       const a2u = sections[scenarios.length]
       for (const [at, which] of (['head', 'base'] as const).entries()) {
         const side = sides[at]
         const flow = flows[at]
         if (a2u === undefined || side === undefined || flow === undefined) continue
-        a2u[which].push(await measureFlowRun(a2uSettings, a2uLifecycle, flow, side.logOn.serving))
+        a2u[which].push(await measureFlowRun(a2uSettings, a2uLifecycle, flow, side.logOn.serving, tps))
       }
     }
 
     const helloLine = helloRuns.map((run) => run.throughput.toFixed(0)).join(', ')
+    const { scale, clients, threads, seconds } = settings.pgbench
+    const pgbenchLine =
+      pgbench === undefined
+        ? 'pgbench is not installed.'
+        : `pgbench (-b tpcb-like -s ${scale} -c ${clients} -j ${threads} -T ${seconds}, a scratch database on the same server), TPS by pair: ${pgbenchRuns.map((tps) => (tps === undefined ? '?' : tps.toFixed(0))).join(', ')}.`
     process.stdout.write(
       `\n## ${names.head} against ${names.base}: ${options.pairs} alternating pairs\n\n` +
-        `Fastify hello (bench/hello.ts), req/s by pair: ${helloLine}. ` +
+        `Fastify hello (bench/hello.ts), req/s by pair: ${helloLine}. ${pgbenchLine} ` +
         `${options.connections} connections, ${options.seconds} s after ${options.warmupSeconds} s warm-up per request run; ` +
         `${options.tokens} tokens for GET /v2/me. CPU from /proc: Plinth's process, and PostgreSQL's backends serving that server ` +
         `(by application_name). "load": the 1-minute load average as each run started; now ${loadLine()}.\n\n` +

@@ -98,11 +98,11 @@ export async function startPairServer(
 const loadAverage = () => os.loadavg()[0] ?? 0
 
 /** Figures of a request run: µs of CPU per request. */
-function requestFigures(row: LoadRow, load: number, hello: number | undefined): RunFigures {
+function requestFigures(row: LoadRow, load: number, reference: number | undefined): RunFigures {
   const per = (percent: number | undefined) => (percent === undefined || row.throughput <= 0 ? undefined : (percent * 1e4) / row.throughput)
   return {
     throughput: row.throughput,
-    hello,
+    reference,
     plinthCpu: per(row.serverCpuPercent),
     postgresCpu: per(row.postgresCpuPercent),
     p99: row.latencyP99,
@@ -117,10 +117,10 @@ export async function measureRequestRun(
   scenario: RequestScenario,
   prepared: PreparedRequests,
   serving: Serving,
-  hello: number | undefined,
+  reference: number | undefined,
 ): Promise<RunFigures> {
   const load = loadAverage()
-  return requestFigures(await measureRequests(settings, scenario, prepared, serving), load, hello)
+  return requestFigures(await measureRequests(settings, scenario, prepared, serving), load, reference)
 }
 
 /** One measured run of a flow as table figures: ms of CPU per lifecycle. */
@@ -129,13 +129,14 @@ export async function measureFlowRun(
   scenario: FlowScenario,
   prepared: PreparedFlow,
   serving: Serving,
+  reference: number | undefined,
 ): Promise<RunFigures> {
   const load = loadAverage()
   const row = await measureFlow(settings, scenario, prepared, serving)
   const per = (percent: number | undefined) => (percent === undefined || row.throughput <= 0 ? undefined : (percent * 10) / row.throughput)
   return {
     throughput: row.throughput,
-    hello: undefined,
+    reference,
     plinthCpu: per(row.serverCpuPercent),
     postgresCpu: per(row.postgresCpuPercent),
     p99: row.latencyP99,

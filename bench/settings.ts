@@ -105,8 +105,9 @@ const COMPARE_HELP =
   '  --compare <commit>  the regression guard: builds <commit> in a temporary git worktree and head here, then measures\n' +
   '                 both on PostgreSQL (DATABASE_URL; each server on a fresh schema) in alternating pairs: a bare Fastify\n' +
   '                 hello, GET /v2/me with the request log on and off, GET /v2/payments/{id} with a key (log on), and\n' +
-  "                 the A2U lifecycle; prints each side's numbers and head ÷ commit. Writes nothing. With the\n" +
-  '                 defaults, 4 minutes of measuring, after building and seeding (2 to 4 minutes).\n' +
+  "                 the A2U lifecycle, divided by a pgbench run made in its pair; prints each side's numbers and\n" +
+  '                 head ÷ commit. Writes nothing. With the defaults, 5 minutes of measuring, after building and\n' +
+  '                 seeding (2 to 4 minutes).\n' +
   '  --stages       the CPU per request of each part that can be switched from outside (request log, /metrics,\n' +
   '                 LOG_LEVEL, rate limits), head only, GET /v2/me on PostgreSQL, alternating with the base server\n' +
   '  --pairs N      alternating pairs (default 2)\n' +

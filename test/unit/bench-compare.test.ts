@@ -5,7 +5,7 @@ import { withApplicationName } from '../../bench/lib.js'
 import { numberOption, readSettings } from '../../bench/settings.js'
 
 function run(throughput: number, figures: Partial<RunFigures> = {}): RunFigures {
-  return { throughput, hello: 10_000, plinthCpu: 100, postgresCpu: 20, p99: 10, errors: 0, load: 1.5, ...figures }
+  return { throughput, reference: 10_000, plinthCpu: 100, postgresCpu: 20, p99: 10, errors: 0, load: 1.5, ...figures }
 }
 
 /** The cells after the first of the table row whose first cell is `label`. */
@@ -17,6 +17,13 @@ function cells(table: string, label: string): string[] {
     .slice(2, -1)
     .map((cell) => cell.trim())
 }
+
+/** The A2U section's table, as --compare prints it: lifecycles/s, divided by the pair's pgbench TPS. */
+const a2uTable = (head: RunFigures[], base: RunFigures[]) =>
+  compareSectionTable(
+    { title: 'A2U', unit: 'lifecycles/s', cpuUnit: 'ms/lifecycle', per: 'pgbench', head, base },
+    { head: 'head', base: 'base' },
+  )
 
 describe('bench --compare: options', () => {
   it('reads the commit, the pairs and the windows, and writes nothing', () => {
@@ -63,11 +70,13 @@ describe('bench --compare: the tables', () => {
         title: 'GET /v2/me',
         unit: 'req/s',
         cpuUnit: 'µs/req',
-        head: [run(4000, { plinthCpu: 50 }), run(3000, { plinthCpu: 60, hello: 8000 })],
+        per: 'hello',
+        head: [run(4000, { plinthCpu: 50 }), run(3000, { plinthCpu: 60, reference: 8000 })],
         base: [run(2000, { plinthCpu: 100, postgresCpu: 40 }), run(2000, { plinthCpu: 120, postgresCpu: 40 })],
       },
       { head: 'head', base: 'abc1234' },
     )
+    assert.match(table, /\| run +\| req\/s \| ÷ hello \|/)
     assert.deepEqual(cells(table, 'pair 2, head'), ['3000', '0.38', '60.0', '20.0', '10', '1.50', ''])
     // Medians of two runs: the mean of the two.
     assert.deepEqual(cells(table, 'median, head'), ['3500', '0.39', '55.0', '20.0', '10', '1.50', ''])
@@ -76,18 +85,25 @@ describe('bench --compare: the tables', () => {
   })
 
   it('marks runs with errors, and prints ? where a figure is missing', () => {
-    const table = compareSectionTable(
-      {
-        title: 'A2U',
-        unit: 'lifecycles/s',
-        cpuUnit: 'ms/lifecycle',
-        head: [run(50, { hello: undefined, postgresCpu: undefined, errors: 3, plinthCpu: 2.5 })],
-        base: [run(80, { hello: undefined, postgresCpu: 1.25, plinthCpu: 3 })],
-      },
-      { head: 'head', base: 'base' },
+    const table = a2uTable(
+      [run(50, { reference: undefined, postgresCpu: undefined, errors: 3, plinthCpu: 2.5 })],
+      [run(80, { reference: undefined, postgresCpu: 1.25, plinthCpu: 3 })],
     )
+    assert.match(table, /\| lifecycles\/s \| ÷ pgbench \|/)
     assert.deepEqual(cells(table, 'pair 1, head'), ['50.0', '?', '2.50', '?', '10', '1.50', '3 ERRORS'])
     assert.deepEqual(cells(table, 'head ÷ base'), ['0.63', '?', '0.83', '?', '1.00', '', ''])
+  })
+
+  it('divides an A2U run by the pgbench TPS measured in its pair', () => {
+    const table = a2uTable(
+      [run(300, { reference: 1500 }), run(280, { reference: 1400 })],
+      [run(200, { reference: 1500 }), run(210, { reference: 1400 })],
+    )
+    assert.deepEqual(cells(table, 'pair 1, head')[1], '0.20')
+    assert.deepEqual(cells(table, 'pair 2, base')[1], '0.15')
+    assert.deepEqual(cells(table, 'median, head')[1], '0.20')
+    // The commit's median: of 200 ÷ 1500 and 210 ÷ 1400, 0.1417; head ÷ commit 0.20 ÷ 0.1417.
+    assert.deepEqual(cells(table, 'head ÷ base')[1], '1.41')
   })
 
   it('ratio and median', () => {
