@@ -13,15 +13,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type CompareSection, compareSectionTable, type RunFigures } from './compare-report.js'
 import {
-  describeError,
   elapsedSeconds,
   ensureBuilt,
   execFileAsync,
   log,
   onCleanup,
   type PreparedRequests,
+  pgbenchOrWhyNot,
   pgbenchVersion,
-  runPgbench,
 } from './lib.js'
 import type { Serving } from './measure-common.js'
 import { loadLine, measureFlowRun, measureRequestRun, type PairServer, runSettings, startPairServer } from './pairs.js'
@@ -32,14 +31,9 @@ import { helloTarget } from './targets.js'
 
 /** pgbench's TPS on the server, or undefined (logged) when it failed: the A2U row then shows '?' for ÷ pgbench. */
 async function pgbenchTps(databaseUrl: string, options: Settings['pgbench']): Promise<number | undefined> {
-  try {
-    const result = await runPgbench(databaseUrl, options)
-    log(`  pgbench: ${result.tps.toFixed(0)} TPS`)
-    return result.tps
-  } catch (error) {
-    log(`  !!! pgbench failed: ${describeError(error)}`)
-    return undefined
-  }
+  const { result } = await pgbenchOrWhyNot(databaseUrl, options)
+  if (result !== undefined) log(`  pgbench: ${result.tps.toFixed(0)} TPS`)
+  return result?.tps
 }
 
 async function git(args: readonly string[], cwd = ROOT): Promise<string> {

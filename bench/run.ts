@@ -12,10 +12,10 @@ import {
   machineInfo,
   markdownSection,
   type PgbenchResult,
+  pgbenchOrWhyNot,
   pgbenchVersion,
   postgresVersion,
   runCleanup,
-  runPgbench,
 } from './lib.js'
 import { measureTargets, selected } from './measure.js'
 import type { ProfileRun } from './measure-common.js'
@@ -49,18 +49,14 @@ async function measurePgbench(
   const phaseStart = performance.now()
   const { scale, clients, threads, seconds } = settings.pgbench
   log(`pgbench (${version}): -i -s ${scale}, then -b tpcb-like -c ${clients} -j ${threads} -T ${seconds}`)
-  try {
-    const result = await runPgbench(databaseUrl, settings.pgbench)
-    log(
-      `  pgbench: ${formatNumber(result.tps)} TPS, latency average ${result.latencyAverageMs?.toFixed(1) ?? '?'} ms, ` +
-        `${result.failedTransactions ?? '?'} failed, init ${result.initSeconds.toFixed(1)} s, whole machine ${result.machineCpuPercent?.toFixed(0) ?? '?'}% ` +
-        `(${elapsedSeconds(phaseStart)})`,
-    )
-    return { result, missing: undefined }
-  } catch (error) {
-    log(`  !!! pgbench failed: ${describeError(error)}`)
-    return { result: undefined, missing: `pgbench failed (${describeError(error).split('\n', 1)[0]})` }
-  }
+  const { result, failure } = await pgbenchOrWhyNot(databaseUrl, settings.pgbench)
+  if (result === undefined) return { result: undefined, missing: `pgbench failed (${failure})` }
+  log(
+    `  pgbench: ${formatNumber(result.tps)} TPS, latency average ${result.latencyAverageMs?.toFixed(1) ?? '?'} ms, ` +
+      `${result.failedTransactions ?? '?'} failed, init ${result.initSeconds.toFixed(1)} s, whole machine ${result.machineCpuPercent?.toFixed(0) ?? '?'}% ` +
+      `(${elapsedSeconds(phaseStart)})`,
+  )
+  return { result, missing: undefined }
 }
 
 /** Prints where each profiled server's CPU went during each flow's measured window. */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { readMachineBusyMs } from './sampling.js'
-import { cleanEnv, execFileAsync, log, onCleanup } from './servers.js'
+import { cleanEnv, describeError, execFileAsync, log, onCleanup } from './servers.js'
 
 // ---------------------------------------------------------------------------------------------
 // PostgreSQL.
@@ -132,5 +132,21 @@ export async function runPgbench(url: string, options: PgbenchOptions): Promise<
   } finally {
     unregister()
     await drop()
+  }
+}
+
+/**
+ * runPgbench for a benchmark that goes on without it: a failure is logged and returned as its first
+ * line (`failure`), not thrown. The full run and `--compare` both take pgbench this way.
+ */
+export async function pgbenchOrWhyNot(
+  url: string,
+  options: PgbenchOptions,
+): Promise<{ result: PgbenchResult; failure?: undefined } | { result?: undefined; failure: string }> {
+  try {
+    return { result: await runPgbench(url, options) }
+  } catch (error) {
+    log(`  !!! pgbench failed: ${describeError(error)}`)
+    return { failure: describeError(error).split('\n', 1)[0] ?? '' }
   }
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { compareSectionTable, median, type RunFigures, ratio, stageTable } from '../../bench/compare-report.js'
-import { withApplicationName } from '../../bench/lib.js'
+import { pgbenchOrWhyNot, withApplicationName } from '../../bench/lib.js'
 import { numberOption, readSettings } from '../../bench/settings.js'
 
 function run(throughput: number, figures: Partial<RunFigures> = {}): RunFigures {
@@ -130,5 +130,20 @@ describe('bench: the backends a server’s PostgreSQL CPU is counted from', () =
     assert.equal(url.searchParams.get('application_name'), 'plinth_bench_abc')
     assert.equal(url.searchParams.get('sslmode'), 'disable')
     assert.equal(url.pathname, '/test')
+  })
+})
+
+describe('bench: pgbench for a run that goes on without it', () => {
+  it('returns why pgbench could not run, as one line, instead of throwing', async () => {
+    // Port 1 on the loopback: nothing listens, so the scratch database cannot be made.
+    const { result, failure } = await pgbenchOrWhyNot('postgres://nobody@127.0.0.1:1/none', {
+      scale: 1,
+      clients: 1,
+      threads: 1,
+      seconds: 1,
+    })
+    assert.equal(result, undefined)
+    assert.match(failure ?? '', /ECONNREFUSED|connect/)
+    assert.ok(!(failure ?? '').includes('\n'))
   })
 })
