@@ -3,6 +3,7 @@ import { Transaction, xdr } from '@stellar/stellar-base'
 import { tryParseAmount } from './amounts.js'
 import { LEDGER_NETWORKS, type LedgerNetwork } from './networks.js'
 import { isAccountId, verifySignature } from './stellar/ed25519.js'
+import { type PaymentEnvelope, readPaymentEnvelope } from './stellar/payment-envelope.js'
 
 /**
  * The ledger's rules, as pure functions of a decoded envelope, the platform time and a
@@ -105,6 +106,49 @@ export function decodeEnvelope(envelopeXdr: string): Decoded {
   // encoded again (about a third of a decode's CPU). Their base64 is canonical whatever bits the input
   // left after its last byte.
   const bytes = Buffer.from(text, 'base64')
+  const payment = readPaymentEnvelope(bytes)
+  return payment === undefined ? decodeAnyEnvelope(bytes) : fromPaymentEnvelope(bytes, payment)
+}
+
+/** What is signed, under each network: its id (SHA-256 of the passphrase, 32 bytes) followed by the tagged transaction. */
+function hashesOf(tagged: Buffer): Record<LedgerNetwork, Buffer> {
+  return Object.fromEntries(
+    LEDGER_NETWORKS.map((network) => [network, createHash('sha256').update(NETWORK_IDS[network]).update(tagged).digest()]),
+  ) as Record<LedgerNetwork, Buffer>
+}
+
+/** The common shape, read by stellar/payment-envelope.ts: the same values stellar-base's decode gives, without its objects. */
+function fromPaymentEnvelope(bytes: Buffer, envelope: PaymentEnvelope): Decoded {
+  const memo =
+    envelope.memo.type === 'id'
+      ? memoOf('id', String(envelope.memo.value))
+      : memoOf(envelope.memo.type, envelope.memo.type === 'none' ? null : envelope.memo.bytes)
+  if (memo === undefined) return { ok: false, detail: MEMO_REFUSED }
+  return {
+    ok: true,
+    tx: {
+      envelopeXdr: bytes.toString('base64'),
+      source: envelope.source,
+      sequence: envelope.sequence,
+      maxFee: envelope.maxFee,
+      minTime: envelope.minTime,
+      maxTime: envelope.maxTime,
+      unsupportedFeature: undefined,
+      memo,
+      operations: envelope.operations.map((op) => ({ type: 'payment', ...op, native: true })),
+      hashes: hashesOf(bytes.subarray(0, envelope.signaturesAt)),
+      signatures: envelope.signatures,
+    },
+  }
+}
+
+const MEMO_REFUSED = 'A text memo must be UTF-8 without NUL characters.'
+
+/**
+ * Any envelope, through stellar-base: what decodeEnvelope does for all but the common shape (fee bumps,
+ * v0 envelopes, muxed accounts, other operations and assets), and what the shortcut is tested against.
+ */
+export function decodeAnyEnvelope(bytes: Buffer): Decoded {
   let envelope: xdr.TransactionEnvelope
   try {
     envelope = xdr.TransactionEnvelope.fromXDR(bytes)
@@ -116,14 +160,8 @@ export function decodeEnvelope(envelopeXdr: string): Decoded {
   }
   try {
     const first = new Transaction(envelope, LEDGER_NETWORKS[0])
-    const memo = decodeMemo(first)
-    if (memo === undefined) return { ok: false, detail: 'A text memo must be UTF-8 without NUL characters.' }
-    // What is signed is the network id (SHA-256 of the passphrase, 32 bytes) followed by the
-    // tagged transaction: encoded once, hashed under each network's id (not a Transaction per network).
-    const tagged = taggedTransaction(envelope, bytes) ?? first.signatureBase().subarray(NETWORK_ID_BYTES)
-    const hashes = Object.fromEntries(
-      LEDGER_NETWORKS.map((network) => [network, createHash('sha256').update(NETWORK_IDS[network]).update(tagged).digest()]),
-    ) as Record<LedgerNetwork, Buffer>
+    const memo = memoOf(first.memo.type, first.memo.value)
+    if (memo === undefined) return { ok: false, detail: MEMO_REFUSED }
     return {
       ok: true,
       tx: {
@@ -136,7 +174,8 @@ export function decodeEnvelope(envelopeXdr: string): Decoded {
         unsupportedFeature: unsupportedFeature(envelope, first),
         memo,
         operations: first.operations.map((op) => decodeOperation(op, first.source)),
-        hashes,
+        // The tagged transaction is encoded once, hashed under each network's id (not a Transaction per network).
+        hashes: hashesOf(taggedTransaction(envelope, bytes) ?? first.signatureBase().subarray(NETWORK_ID_BYTES)),
         signatures: first.signatures.map((s) => ({ hint: s.hint(), signature: s.signature() })),
       },
     }
@@ -158,8 +197,8 @@ function taggedTransaction(envelope: xdr.TransactionEnvelope, bytes: Buffer): Bu
   return bytes.subarray(0, bytes.length - signatures)
 }
 
-function decodeMemo(tx: Transaction): DecodedTransaction['memo'] | undefined {
-  const { type, value } = tx.memo
+/** A memo as the rules hold it, from its type and stellar-base's value (a decimal string for an id, else bytes); undefined if refused. */
+function memoOf(type: string, value: string | Buffer | null): DecodedTransaction['memo'] | undefined {
   switch (type) {
     case 'none':
       return { type, value: null }
