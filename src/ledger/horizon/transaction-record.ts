@@ -1,7 +1,7 @@
-import { Transaction } from '@stellar/stellar-base'
 import { type Static, Type } from 'typebox'
 import type { LedgerTransaction } from '../ledger-types.js'
 import { transactionPagingToken } from '../paging-tokens.js'
+import { envelopeSignaturesAndBounds } from '../stellar/payment-envelope.js'
 import { type HorizonLinks, isoSeconds, Links } from './links.js'
 
 export const Stroops = Type.String({ description: 'Stroops (1 Pi = 10,000,000 stroops)', examples: ['100'] })
@@ -38,12 +38,11 @@ export type TransactionRecordType = Static<typeof TransactionRecord>
 
 /** What the record shows of the stored envelope: signatures and time bounds (the envelope was valid when applied). */
 function fromEnvelope(tx: LedgerTransaction) {
-  const decoded = new Transaction(tx.envelopeXdr, tx.network)
-  const bounds = decoded.timeBounds
+  const { signatures, timeBounds: bounds } = envelopeSignaturesAndBounds(tx.envelopeXdr, tx.network)
   const iso = (seconds: string) => isoSeconds(new Date(Number(seconds) * 1000))
   const maxTime = bounds === undefined || bounds.maxTime === '0' ? undefined : bounds.maxTime
   return {
-    signatures: decoded.signatures.map((signature) => signature.signature().toString('base64')),
+    signatures: signatures.map((signature) => signature.toString('base64')),
     ...(tx.memoType === 'text' && tx.memo !== null ? { memo_bytes: Buffer.from(tx.memo, 'utf8').toString('base64') } : {}),
     ...(bounds === undefined
       ? {}

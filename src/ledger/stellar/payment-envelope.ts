@@ -1,4 +1,4 @@
-import { StrKey } from '@stellar/stellar-base'
+import { StrKey, Transaction } from '@stellar/stellar-base'
 
 /**
  * A reader for the one envelope shape nearly every submit has: a v1 envelope of a plain
@@ -35,8 +35,8 @@ export interface PaymentEnvelope {
   source: string
   sequence: bigint
   maxFee: bigint
-  minTime: bigint
-  maxTime: bigint
+  /** PRECOND_TIME's bounds (Unix seconds, 0 for none), or undefined for PRECOND_NONE. */
+  timeBounds: { minTime: bigint; maxTime: bigint } | undefined
   /** The memo's XDR arm and its bytes (text) or value: decodeEnvelope turns it into the rules' memo. */
   memo: { type: 'none' } | { type: 'text'; bytes: Buffer } | { type: 'id'; value: bigint } | { type: 'hash' | 'return'; bytes: Buffer }
   operations: Array<{ source: string; hasOwnSource: boolean; destination: string; amount: bigint }>
@@ -144,13 +144,10 @@ function read(r: Reader): PaymentEnvelope | undefined {
   const source = r.account()
   const maxFee = BigInt(r.uint32())
   const sequence = r.int64()
-  let minTime = 0n
-  let maxTime = 0n
+  let timeBounds: PaymentEnvelope['timeBounds']
   const cond = r.int32()
-  if (cond === PRECOND_TIME) {
-    minTime = r.uint64()
-    maxTime = r.uint64()
-  } else if (cond !== PRECOND_NONE) return undefined
+  if (cond === PRECOND_TIME) timeBounds = { minTime: r.uint64(), maxTime: r.uint64() }
+  else if (cond !== PRECOND_NONE) return undefined
   const memo = readMemo(r)
   if (memo === undefined) return undefined
   const count = r.uint32()
@@ -172,7 +169,7 @@ function read(r: Reader): PaymentEnvelope | undefined {
   const signatures: PaymentEnvelope['signatures'] = []
   for (let i = 0; i < signatureCount; i++) signatures.push({ hint: r.fixed(4), signature: r.variable(SIGNATURE_MAX) })
   if (!r.done) return undefined
-  return { source, sequence, maxFee, minTime, maxTime, memo, operations, signatures, signaturesAt }
+  return { source, sequence, maxFee, timeBounds, memo, operations, signatures, signaturesAt }
 }
 
 function readMemo(r: Reader): PaymentEnvelope['memo'] | undefined {
@@ -189,5 +186,26 @@ function readMemo(r: Reader): PaymentEnvelope['memo'] | undefined {
       return { type: 'return', bytes: r.fixed(32) }
     default:
       return undefined
+  }
+}
+
+/**
+ * What a Horizon transaction record shows of a stored envelope: its signatures and its time bounds
+ * as stellar-base's `Transaction` gives them (decimal strings; undefined when the envelope has
+ * none), read the short way when the envelope is of the shape above.
+ */
+export function envelopeSignaturesAndBounds(
+  envelopeXdr: string,
+  networkPassphrase: string,
+): { signatures: Buffer[]; timeBounds: { minTime: string; maxTime: string } | undefined } {
+  const read = readPaymentEnvelope(Buffer.from(envelopeXdr, 'base64'))
+  if (read === undefined) {
+    const decoded = new Transaction(envelopeXdr, networkPassphrase)
+    return { signatures: decoded.signatures.map((signature) => signature.signature()), timeBounds: decoded.timeBounds }
+  }
+  const bounds = read.timeBounds
+  return {
+    signatures: read.signatures.map((signature) => signature.signature),
+    timeBounds: bounds === undefined ? undefined : { minTime: String(bounds.minTime), maxTime: String(bounds.maxTime) },
   }
 }
