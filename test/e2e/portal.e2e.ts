@@ -125,7 +125,44 @@ describe('the developer portal and the operator console, in Chromium', () => {
     await signUp(pages.developer, developerName)
     assert.equal(await pages.developer.locator('#tabs').isVisible(), false, 'no tabs for a person without roles')
 
+    // The users list's first page (no filter), read as the section opens, answers last: after the
+    // search, the grant and the list's reload, with what it read before all three. On a busy server
+    // answers come back out of order (the operator walk's CI run, 2026-11-29): that late answer must
+    // not put back the unfiltered list, with the Grant button the grant has replaced.
+    const page = pages.operator
+    const isFirstPage = (url: URL) => url.pathname.endsWith('/operator/users') && !url.searchParams.has('q')
+    let release = () => {}
+    const released = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const delivered: Array<Promise<void>> = []
+    await page.route(isFirstPage, async (route) => {
+      const stale = await route.fetch()
+      delivered.push(released.then(() => route.fulfill({ response: stale })))
+    })
     await grantDeveloper(developerName)
+    assert.equal(delivered.length, 1, 'the first page was read once, and held')
+    release()
+    await Promise.all(delivered)
+    await page.unroute(isFirstPage)
+    // The page has the late answer; its handlers run in the tasks after it arrived.
+    await page.evaluate(
+      () =>
+        new Promise<void>((resolve) => {
+          const wait = () => new Promise((next) => setTimeout(next, 0))
+          void wait()
+            .then(wait)
+            .then(wait)
+            .then(() => resolve())
+        }),
+    )
+    const rows = operatorView().getByRole('list', { name: 'Users' }).locator('li[data-username]')
+    assert.deepEqual(await rows.evaluateAll((items) => items.map((item) => item.getAttribute('data-username'))), [developerName])
+    assert.ok(
+      await operatorView()
+        .getByRole('button', { name: `Withdraw the developer role from ${developerName}` })
+        .isVisible(),
+    )
     await operatorView().locator(`li[data-username="${developerName}"]`).getByText('developer', { exact: true }).waitFor()
     await shot(pages.operator, 'operator-users')
   })

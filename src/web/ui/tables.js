@@ -150,7 +150,8 @@ export function pagedTable({ headers, load, emptyText, testid }) {
  * Rows that page: `load(cursor)` reads a page (`cursor` undefined for the first one) whose `key`
  * array `row(item)` turns into elements in `container`, and whose `next_cursor` (if any) the
  * "More" button (`more`) reads next; `empty()` stands in for an empty first page. `reload()`
- * reads the first page again, through `attempt` (attempter), and answers what `attempt` did.
+ * reads the first page again, through `attempt` (attempter), and answers what `attempt` did; of
+ * overlapping reads, the newest reload's answer is the one shown.
  * @template T
  * @param {{ container: HTMLElement, key: string, load: (cursor: string | undefined) => Promise<unknown>, row: (item: T) => Node, empty: () => Node, attempt: Attempt }} options
  */
@@ -158,10 +159,15 @@ export function pagedRows({ container, key, load, row, empty, attempt }) {
   const more = h('button', { type: 'button', hidden: true }, 'More')
   /** @type {string | null} */
   let next = null
+  // Each reload is a new generation. An answer that comes back after a newer reload began is
+  // dropped: read before it (before an act, or for another filter), it would put back what the
+  // newer one replaced. Answers can come back out of order on a busy server.
+  let generation = 0
   /** @param {boolean} append */
   const read = async (append) => {
+    const mine = append ? generation : ++generation
     const done = await attempt(() => load(append && next !== null ? next : undefined))
-    if (!done.ok) return done
+    if (mine !== generation || !done.ok) return done
     const page = /** @type {Record<string, unknown>} */ (done.value)
     const rows = /** @type {T[]} */ (page[key]).map(row)
     if (append) container.append(...rows)
